@@ -1,0 +1,85 @@
+import { Logger, LogLevel as NestLogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppModule } from './app.module';
+import { AppConfig, LogLevel } from './common/config/app-config';
+import { newId } from './common/ids/ids';
+
+const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
+
+function nestLogLevels(level: LogLevel): NestLogLevel[] {
+  const order: NestLogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+  const idx = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 }[level];
+  return order.slice(0, idx + 1);
+}
+
+export const API_DESCRIPTION = `
+Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
+
+**Authentication**: every \`/v1\` route takes \`Authorization: Bearer <api key>\`. The development
+key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset.
+
+**Errors**: every non-2xx response is \`{"error": {code, message, type, retryable, request_id, run_id, details}}\`
+with an \`X-Request-Id\` header. Branch on \`code\`.
+
+**Idempotency**: send \`Idempotency-Key\` on POSTs (required on run and attachment creation). A retry
+with the same key and body replays the stored response with \`Idempotent-Replayed: true\`.
+
+**Pagination**: collections take \`after\`, \`limit\` (1..100) and \`order\` and answer
+\`{"object":"list","data":[...],"first_id","last_id","has_more"}\`.
+`.trim();
+
+/** Builds the Nest application (not yet listening). Used by main.ts and by the e2e tests. */
+export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+  const adapter = new FastifyAdapter({
+    bodyLimit: config.bodyMaxBytes,
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
+      const inbound = req.headers['x-request-id'];
+      return typeof inbound === 'string' && REQUEST_ID_RE.test(inbound) ? inbound : newId('req');
+    },
+    requestIdHeader: false,
+    // SSE streams are long-lived: no overall request timeout; idle sockets still time out.
+    requestTimeout: 0,
+    keepAliveTimeout: 72_000,
+    return503OnClosing: true,
+  });
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+    logger: nestLogLevels(config.logLevel),
+    bufferLogs: false,
+  });
+  const fastify = app.getHttpAdapter().getInstance();
+  fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
+    reply.header('x-request-id', String(req.id));
+  });
+  // JSON is the only body type of JSON routes (uploads register multipart themselves): 415 otherwise.
+  fastify.removeContentTypeParser(['text/plain']);
+
+  if (config.docsEnabled) {
+    const doc = new DocumentBuilder()
+      .setTitle('Agent API')
+      .setDescription(API_DESCRIPTION)
+      .setVersion('1.0.0')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key' }, 'api-key')
+      .addSecurityRequirements('api-key')
+      .build();
+    const document = SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
+    SwaggerModule.setup('docs', app, document, {
+      jsonDocumentUrl: 'docs-json',
+      swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
+      customSiteTitle: 'Agent API docs',
+    });
+  }
+  app.enableShutdownHooks();
+  return app;
+}
+
+export async function listen(app: NestFastifyApplication, config: AppConfig): Promise<string> {
+  await app.listen({ port: config.port, host: config.host });
+  const addr = app.getHttpServer().address();
+  const port = typeof addr === 'object' && addr ? addr.port : config.port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  new Logger('Bootstrap').log(`Agent API listening on http://${host}:${port} (docs: http://${host}:${port}/docs)`);
+  return `http://${host}:${port}`;
+}

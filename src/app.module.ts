@@ -1,0 +1,48 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
+import { CqrsModule } from '@nestjs/cqrs';
+import { ApiKeysService } from './common/auth/api-keys.service';
+import { AuthGuard } from './common/auth/auth.guard';
+import { AppConfig } from './common/config/app-config';
+import { ConfigModule } from './common/config/config.module';
+import { DatabaseModule } from './common/database/database.module';
+import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
+import { HealthController } from './common/health/health.controller';
+import { ContractValidationPipe } from './common/http/validation';
+import { AgentsModule } from './modules/agents/agents.module';
+import { ApprovalsModule } from './modules/approvals/approvals.module';
+import { AttachmentsModule } from './modules/attachments/attachments.module';
+import { AuditModule } from './modules/audit/audit.module';
+import { EventsModule } from './modules/events/events.module';
+import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { RunsModule } from './modules/runs/runs.module';
+import { SessionsModule } from './modules/sessions/sessions.module';
+
+@Module({})
+export class AppModule {
+  static forRoot(config: AppConfig): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ConfigModule.forRoot(config),
+        DatabaseModule,
+        CqrsModule.forRoot(),
+        IdempotencyModule,
+        AgentsModule,
+        SessionsModule,
+        RunsModule,
+        EventsModule,
+        ApprovalsModule,
+        AttachmentsModule,
+        AuditModule,
+      ],
+      controllers: [HealthController],
+      providers: [
+        ApiKeysService,
+        { provide: APP_GUARD, useClass: AuthGuard },
+        { provide: APP_PIPE, useClass: ContractValidationPipe },
+        { provide: APP_FILTER, useClass: AllExceptionsFilter },
+      ],
+    };
+  }
+}

@@ -1,0 +1,143 @@
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import { projectRoot } from './project-root';
+
+export type Role = 'member' | 'admin';
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
+export interface ApiKeySeed {
+  key: string;
+  tenantId: string;
+  subjectId: string;
+  role: Role;
+}
+
+/** Validated configuration. Built once from the environment by `loadConfig`. */
+export class AppConfig {
+  port!: number;
+  host!: string;
+  databaseUrl!: string | null;
+  dataDir!: string;
+  apiKeys!: ApiKeySeed[];
+  apiKeysFromDefault!: boolean;
+  logLevel!: LogLevel;
+  docsEnabled!: boolean;
+  bodyMaxBytes!: number;
+  rateLimitPerMinute!: number;
+  idempotencyTtlHours!: number;
+  agentDefaultId!: string;
+  agentsDir!: string;
+  runQueueTtlMs!: number;
+  approvalTtlMs!: number;
+  eventRetentionDays!: number;
+  sseKeepaliveMs!: number;
+  sseMaxPerKey!: number;
+  attachmentMaxBytes!: number;
+  attachmentTtlHours!: number;
+  openaiBaseUrl!: string | null;
+  openaiApiKey!: string | null;
+  openaiModel!: string | null;
+  workerEnabled!: boolean;
+  workerConcurrency!: number;
+  runLeaseMs!: number;
+  nodeId!: string;
+  dbPoolSize!: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export const DEFAULT_DEV_KEY = 'dev-key-0001:tenant_dev:user_dev:admin';
+const KEY_RE = /^[A-Za-z0-9_-]{8,}$/;
+const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Reads and validates the environment; every problem is reported at once. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const problems: string[] = [];
+  const str = (name: string, def: string): string => {
+    const v = env[name];
+    return v === undefined || v === '' ? def : v;
+  };
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    if (!/^\d+$/.test(raw.trim())) {
+      problems.push(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+      return def;
+    }
+    const n = Number(raw);
+    if (n < min || n > max) problems.push(`${name} must be between ${min} and ${max}, got ${n}`);
+    return n;
+  };
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    if (/^(true|1|yes|on)$/i.test(raw)) return true;
+    if (/^(false|0|no|off)$/i.test(raw)) return false;
+    problems.push(`${name} must be true or false, got "${raw}"`);
+    return def;
+  };
+
+  const c = new AppConfig();
+  c.port = int('PORT', 3000, 0, 65535);
+  c.host = str('HOST', '0.0.0.0');
+  const dbUrl = env.DATABASE_URL;
+  c.databaseUrl = dbUrl && dbUrl.trim() !== '' ? dbUrl.trim() : null;
+  if (c.databaseUrl && !/^postgres(ql)?:\/\//.test(c.databaseUrl)) {
+    problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL`);
+  }
+  c.dataDir = resolve(str('DATA_DIR', './data'));
+  const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
+  const level = str('LOG_LEVEL', 'info').toLowerCase();
+  if (!levels.includes(level as LogLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}, got "${level}"`);
+  c.logLevel = (levels.includes(level as LogLevel) ? level : 'info') as LogLevel;
+
+  const rawKeys = env.API_KEYS && env.API_KEYS.trim() !== '' ? env.API_KEYS : null;
+  c.apiKeysFromDefault = rawKeys === null;
+  c.apiKeys = [];
+  const seen = new Set<string>();
+  for (const entry of (rawKeys ?? DEFAULT_DEV_KEY).split(',').map((s) => s.trim()).filter(Boolean)) {
+    const parts = entry.split(':');
+    if (parts.length !== 4) {
+      problems.push(`API_KEYS entries must be key:tenant_id:subject_id:role (entry ${c.apiKeys.length + 1} has ${parts.length} parts)`);
+      continue;
+    }
+    const [key, tenantId, subjectId, role] = parts;
+    if (!KEY_RE.test(key)) problems.push(`API_KEYS: keys must match [A-Za-z0-9_-]{8,} (entry for ${tenantId}:${subjectId})`);
+    if (!NAME_RE.test(tenantId) || !NAME_RE.test(subjectId)) problems.push(`API_KEYS: tenant and subject ids must match [A-Za-z0-9_.-]{1,64}`);
+    if (role !== 'member' && role !== 'admin') problems.push(`API_KEYS: role must be member or admin, got "${role}"`);
+    if (seen.has(key)) problems.push(`API_KEYS: a key is listed twice`);
+    seen.add(key);
+    c.apiKeys.push({ key, tenantId, subjectId, role: role as Role });
+  }
+
+  c.docsEnabled = bool('DOCS_ENABLED', true);
+  c.bodyMaxBytes = int('BODY_MAX_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024);
+  c.rateLimitPerMinute = int('RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000);
+  c.idempotencyTtlHours = int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365);
+  c.agentDefaultId = str('AGENT_DEFAULT_ID', 'support_agent');
+  c.agentsDir = resolve(str('AGENTS_DIR', join(projectRoot(), 'agents')));
+  c.runQueueTtlMs = int('RUN_QUEUE_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000);
+  c.approvalTtlMs = int('APPROVAL_TTL_MS', 24 * 3_600_000, 1000, 365 * 24 * 3_600_000);
+  c.eventRetentionDays = int('EVENT_RETENTION_DAYS', 30, 1, 3650);
+  c.sseKeepaliveMs = int('SSE_KEEPALIVE_MS', 15_000, 100, 600_000);
+  c.sseMaxPerKey = int('SSE_MAX_PER_KEY', 100, 1, 1_000_000);
+  c.attachmentMaxBytes = int('ATTACHMENT_MAX_BYTES', 10 * 1024 * 1024, 1, 1024 * 1024 * 1024);
+  c.attachmentTtlHours = int('ATTACHMENT_TTL_HOURS', 168, 1, 24 * 3650);
+  c.openaiBaseUrl = env.OPENAI_BASE_URL?.trim() || null;
+  if (c.openaiBaseUrl && !/^https?:\/\//.test(c.openaiBaseUrl)) problems.push('OPENAI_BASE_URL must be an http(s) URL');
+  c.openaiApiKey = env.OPENAI_API_KEY?.trim() || null;
+  c.openaiModel = env.OPENAI_MODEL?.trim() || null;
+  c.workerEnabled = bool('WORKER_ENABLED', true);
+  c.workerConcurrency = int('WORKER_CONCURRENCY', 16, 1, 1000);
+  c.runLeaseMs = int('RUN_LEASE_MS', 15_000, 1000, 3_600_000);
+  c.nodeId = str('NODE_ID', `${hostname()}:${process.pid}`);
+  c.dbPoolSize = int('DB_POOL_SIZE', 10, 1, 200);
+
+  if (problems.length > 0) throw new ConfigError(problems);
+  return c;
+}

@@ -1,0 +1,89 @@
+import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { MIGRATIONS } from '../../../migrations';
+import { AppConfig } from '../config/app-config';
+import { EmbeddedPostgres } from './embedded-postgres';
+import { UnitOfWork } from './unit-of-work';
+
+/** Where the database is: the configured PostgreSQL, or the embedded one this process started. */
+export class DatabaseTarget {
+  constructor(
+    readonly url: string,
+    readonly embedded: EmbeddedPostgres | null,
+  ) {}
+  get kind(): 'embedded' | 'postgres' {
+    return this.embedded ? 'embedded' : 'postgres';
+  }
+}
+
+export const DATABASE_TARGET = Symbol('DATABASE_TARGET');
+
+async function resolveTarget(config: AppConfig): Promise<DatabaseTarget> {
+  if (config.databaseUrl) return new DatabaseTarget(config.databaseUrl, null);
+  const embedded = new EmbeddedPostgres(config.dataDir, Math.max(config.dbPoolSize + 5, 8));
+  const url = await embedded.start();
+  return new DatabaseTarget(url, embedded);
+}
+
+@Injectable()
+class DatabaseLifecycle implements OnApplicationShutdown {
+  private readonly logger = new Logger('Database');
+  constructor(
+    private readonly dataSource: DataSource,
+    @Inject(DATABASE_TARGET) private readonly target: DatabaseTarget,
+  ) {}
+
+  async onApplicationShutdown(): Promise<void> {
+    if (this.dataSource.isInitialized) await this.dataSource.destroy().catch(() => undefined);
+    if (this.target.embedded) {
+      await this.target.embedded.stop();
+      this.logger.log('embedded database closed');
+    }
+  }
+}
+
+/** Builds TypeORM options for a URL; shared by the app and the migration CLI. */
+export function dataSourceOptions(url: string, poolSize: number) {
+  return {
+    type: 'postgres' as const,
+    url,
+    migrations: MIGRATIONS,
+    migrationsRun: true,
+    migrationsTransactionMode: 'each' as const,
+    synchronize: false,
+    logging: false,
+    extra: {
+      max: poolSize,
+      connectionTimeoutMillis: 5000,
+      idleTimeoutMillis: 30000,
+      application_name: 'agent-api',
+    },
+  };
+}
+
+@Global()
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      inject: [AppConfig, DATABASE_TARGET],
+      extraProviders: [],
+      useFactory: (config: AppConfig, target: DatabaseTarget) => ({
+        ...dataSourceOptions(target.url, config.dbPoolSize),
+        autoLoadEntities: true,
+        // Fail fast at start-up rather than retrying for minutes.
+        retryAttempts: 3,
+        retryDelay: 1000,
+      }),
+    }),
+  ],
+  providers: [UnitOfWork, DatabaseLifecycle],
+  exports: [UnitOfWork],
+})
+export class DatabaseModule {
+  static targetProvider = {
+    provide: DATABASE_TARGET,
+    inject: [AppConfig],
+    useFactory: resolveTarget,
+  };
+}

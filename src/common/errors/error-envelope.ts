@@ -1,0 +1,110 @@
+import { HttpException } from '@nestjs/common';
+import { DomainError, FieldError } from './domain-error';
+import { ERROR_CODES, ErrorCode, ErrorType } from './error-codes';
+
+/** The body of every non-2xx response (CONTRACT section 2). */
+export interface ErrorEnvelope {
+  error: {
+    code: string;
+    message: string;
+    type: ErrorType;
+    retryable: boolean;
+    request_id: string;
+    run_id: string | null;
+    details: Record<string, unknown>;
+  };
+}
+
+export interface ErrorResponse {
+  status: number;
+  body: ErrorEnvelope;
+  headers: Record<string, string>;
+}
+
+const PG_UNAVAILABLE_CODES = new Set(['57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300']);
+const NET_UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH']);
+
+/** True for errors that mean "the database cannot be reached right now". */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const e = err as { code?: unknown; driverError?: unknown; message?: unknown };
+  if (typeof e.code === 'string' && (PG_UNAVAILABLE_CODES.has(e.code) || NET_UNAVAILABLE_CODES.has(e.code))) return true;
+  if (e.driverError) return isDatabaseUnavailable(e.driverError);
+  const msg = typeof e.message === 'string' ? e.message : '';
+  return (
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(
+      msg,
+    )
+  );
+}
+
+function envelope(
+  code: ErrorCode,
+  message: string,
+  requestId: string,
+  details: Record<string, unknown> = {},
+  runId: string | null = null,
+): ErrorResponse {
+  const spec = ERROR_CODES[code];
+  const headers: Record<string, string> = {};
+  if (code === 'idempotency_in_progress') headers['retry-after'] = '1';
+  if (code === 'unavailable') headers['retry-after'] = String(details.retry_after_s ?? 2);
+  if (code === 'rate_limited') headers['retry-after'] = String(details.retry_after_s ?? 1);
+  return {
+    status: spec.status,
+    headers,
+    body: {
+      error: { code, message, type: spec.type, retryable: spec.retryable, request_id: requestId, run_id: runId, details },
+    },
+  };
+}
+
+/** Fastify's own errors (body parsing, limits) by their `code`. */
+function fromFastifyError(err: { code?: string; statusCode?: number; message?: string }, requestId: string): ErrorResponse | null {
+  switch (err.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+      return envelope('payload_too_large', 'request body is too large', requestId);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return envelope('unsupported_media_type', 'unsupported content type', requestId);
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return envelope('invalid_request', 'body must not be empty when content-type is application/json', requestId, {
+        errors: [{ field: 'body', message: 'empty JSON body' }],
+      });
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return envelope('invalid_request', 'invalid content-length', requestId, { errors: [] });
+    default:
+      break;
+  }
+  if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message ?? ''))) {
+    return envelope('invalid_request', 'malformed JSON body', requestId, { errors: [{ field: 'body', message: 'malformed JSON' }] });
+  }
+  return null;
+}
+
+/** Maps any thrown value to the contract's error response. Never leaks stacks or SQL. */
+export function toErrorResponse(err: unknown, requestId: string): ErrorResponse {
+  if (err instanceof DomainError) return envelope(err.code, err.message, requestId, err.details, err.runId);
+  if (err instanceof HttpException) {
+    const status = err.getStatus();
+    const response = err.getResponse() as { fieldErrors?: FieldError[] } | string;
+    if (status === 404) return envelope('not_found', 'no such route', requestId);
+    if (status === 401) return envelope('unauthorized', 'missing or unknown API key', requestId);
+    if (status === 403) return envelope('forbidden', 'this API key may not do that', requestId);
+    if (status === 413) return envelope('payload_too_large', 'request body is too large', requestId);
+    if (status === 415) return envelope('unsupported_media_type', 'unsupported content type', requestId);
+    if (status === 429) return envelope('rate_limited', 'too many requests', requestId);
+    if (status >= 400 && status < 500) {
+      const errors = typeof response === 'object' && response?.fieldErrors ? response.fieldErrors : [];
+      return envelope('invalid_request', err.message || 'invalid request', requestId, { errors });
+    }
+  }
+  if (err && typeof err === 'object') {
+    const fastify = fromFastifyError(err as { code?: string }, requestId);
+    if (fastify) return fastify;
+  }
+  if (isDatabaseUnavailable(err)) {
+    return envelope('unavailable', 'the database is unavailable, retry shortly', requestId, { retry_after_s: 2 });
+  }
+  return envelope('internal_error', 'internal server error', requestId);
+}

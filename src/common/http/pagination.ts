@@ -1,0 +1,77 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { SelectQueryBuilder, ObjectLiteral } from 'typeorm';
+import { DomainError } from '../errors/domain-error';
+
+export type SortOrder = 'asc' | 'desc';
+
+/** `after`, `limit`, `order` of every collection GET (CONTRACT section 4). */
+export class ListQueryDto {
+  @ApiPropertyOptional({ description: 'An item id: the page starts after it.', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  after?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ enum: ['asc', 'desc'], description: 'Defaults per collection (sessions and runs: desc; messages: asc).' })
+  @IsOptional()
+  @IsIn(['asc', 'desc'])
+  order?: SortOrder;
+}
+
+export interface ListPage<T> {
+  object: 'list';
+  data: T[];
+  first_id: string | null;
+  last_id: string | null;
+  has_more: boolean;
+}
+
+export function listPage<T extends { id: string }>(items: T[], hasMore: boolean): ListPage<T> {
+  return {
+    object: 'list',
+    data: items,
+    first_id: items.length ? items[0].id : null,
+    last_id: items.length ? items[items.length - 1].id : null,
+    has_more: hasMore,
+  };
+}
+
+export function invalidCursor(after: string): DomainError {
+  return new DomainError('invalid_cursor', 'the after cursor does not name an item of this list', { after });
+}
+
+/**
+ * Applies a keyset page on `(created_at, id)` to a query builder: reads `limit + 1` rows, never
+ * everything. `cursor` is the row named by `after` (already checked to belong to this list).
+ */
+export async function keysetPage<E extends ObjectLiteral>(
+  qb: SelectQueryBuilder<E>,
+  alias: string,
+  cursor: { createdAt: Date; id: string } | null,
+  order: SortOrder,
+  limit: number,
+): Promise<{ rows: E[]; hasMore: boolean }> {
+  const dir = order === 'asc' ? 'ASC' : 'DESC';
+  const op = order === 'asc' ? '>' : '<';
+  if (cursor) {
+    qb.andWhere(`(${alias}.created_at, ${alias}.id) ${op} (:cursorAt, :cursorId)`, { cursorAt: cursor.createdAt, cursorId: cursor.id });
+  }
+  qb.orderBy(`${alias}.created_at`, dir).addOrderBy(`${alias}.id`, dir).limit(limit + 1);
+  const rows = await qb.getMany();
+  const hasMore = rows.length > limit;
+  return { rows: hasMore ? rows.slice(0, limit) : rows, hasMore };
+}
+
+export function iso(d: Date | null | undefined): string | null {
+  return d ? d.toISOString() : null;
+}

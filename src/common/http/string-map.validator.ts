@@ -1,0 +1,23 @@
+import { registerDecorator, ValidationOptions } from 'class-validator';
+
+/** A flat object of at most `maxKeys` string keys (<= 64 chars) with string values <= `maxValue` chars. */
+export function IsStringMap(maxKeys = 16, maxValue = 512, options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isStringMap',
+      target: object.constructor,
+      propertyName,
+      options: {
+        message: `${propertyName} must be an object of at most ${maxKeys} string keys (<= 64 chars) with string values (<= ${maxValue} chars)`,
+        ...options,
+      },
+      validator: {
+        validate(value: unknown) {
+          if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+          const entries = Object.entries(value as Record<string, unknown>);
+          if (entries.length > maxKeys) return false;
+          return entries.every(([k, v]) => k.length >= 1 && k.length <= 64 && typeof v === 'string' && v.length <= maxValue);
+        },
+      },
+    });
+}

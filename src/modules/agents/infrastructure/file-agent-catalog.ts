@@ -1,0 +1,67 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../../../common/config/app-config';
+import { AgentCatalog, AgentDefinition } from '../domain/agent-definition';
+
+const FILE_RE = /^([a-z0-9_-]+)\.v(\d+)\.json$/;
+
+function parseDefinition(file: string, raw: unknown): AgentDefinition {
+  const d = raw as Partial<AgentDefinition>;
+  const problems: string[] = [];
+  if (typeof d.id !== 'string' || !/^[a-z0-9_-]{1,64}$/.test(d.id)) problems.push('id');
+  if (typeof d.version !== 'string' || !/^\d+$/.test(d.version)) problems.push('version');
+  if (typeof d.model !== 'string' || !d.model) problems.push('model');
+  if (!Array.isArray(d.tools) || d.tools.some((t) => typeof t !== 'string')) problems.push('tools');
+  if (problems.length) throw new Error(`agent definition ${file}: invalid ${problems.join(', ')}`);
+  return {
+    id: d.id!,
+    version: d.version!,
+    description: typeof d.description === 'string' ? d.description : '',
+    model: d.model!,
+    instructions: typeof d.instructions === 'string' ? d.instructions : '',
+    tools: [...d.tools!],
+  };
+}
+
+/** Reads every `agents/<id>.v<version>.json` once at start-up. */
+@Injectable()
+export class FileAgentCatalog extends AgentCatalog {
+  private readonly logger = new Logger('Agents');
+  private readonly versions = new Map<string, AgentDefinition[]>();
+  private readonly models: string[];
+
+  constructor(config: AppConfig) {
+    super();
+    for (const file of readdirSync(config.agentsDir).sort()) {
+      const m = FILE_RE.exec(file);
+      if (!m) continue;
+      const def = parseDefinition(file, JSON.parse(readFileSync(join(config.agentsDir, file), 'utf8')));
+      if (def.id !== m[1] || def.version !== m[2]) throw new Error(`agent definition ${file}: id/version do not match the file name`);
+      const list = this.versions.get(def.id) ?? [];
+      list.push(def);
+      list.sort((a, b) => Number(a.version) - Number(b.version));
+      this.versions.set(def.id, list);
+    }
+    if (this.versions.size === 0) throw new Error(`no agent definitions found in ${config.agentsDir}`);
+    if (!this.versions.has(config.agentDefaultId)) throw new Error(`AGENT_DEFAULT_ID "${config.agentDefaultId}" is not a configured agent`);
+    this.models = ['scripted'];
+    if (config.openaiBaseUrl) this.models.push(config.openaiModel ?? 'gpt-4o-mini');
+    this.logger.log(`agents: ${[...this.versions.keys()].join(', ')}; models: ${this.models.join(', ')}`);
+  }
+
+  list(): AgentDefinition[] {
+    return [...this.versions.values()].map((v) => v[v.length - 1]).sort((a, b) => a.id.localeCompare(b.id));
+  }
+
+  get(id: string, version?: string): AgentDefinition | null {
+    const list = this.versions.get(id);
+    if (!list) return null;
+    if (version === undefined) return list[list.length - 1];
+    return list.find((d) => d.version === version) ?? null;
+  }
+
+  knownModels(): string[] {
+    return [...this.models];
+  }
+}

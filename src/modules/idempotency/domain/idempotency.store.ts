@@ -1,0 +1,29 @@
+/** A stored HTTP response. `body` is the exact JSON text sent (null for bodyless statuses). */
+export interface StoredResponse {
+  status: number;
+  body: string | null;
+  headers: Record<string, string>;
+}
+
+export interface IdempotencyScope {
+  tenantId: string;
+  subjectId: string;
+  scope: string;
+  key: string;
+}
+
+export type ClaimResult =
+  | { kind: 'claimed'; recordId: string }
+  | { kind: 'replay'; response: StoredResponse }
+  | { kind: 'conflict' }
+  | { kind: 'in_progress' };
+
+/** Port: idempotency records. `claim` is atomic (a unique constraint, never read-then-write). */
+export abstract class IdempotencyStore {
+  abstract claim(scope: IdempotencyScope, fingerprint: string, lockMs: number, ttlMs: number): Promise<ClaimResult>;
+  /** Inside the operation's transaction: the response is final (`completed`) or provisional (`committed`). */
+  abstract complete(recordId: string, response: StoredResponse, state: 'completed' | 'committed', lockMs?: number): Promise<void>;
+  /** Forget a claim whose outcome is not stored, so a retry may succeed. */
+  abstract release(recordId: string): Promise<void>;
+  abstract purgeExpired(limit: number): Promise<number>;
+}

@@ -1,0 +1,58 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { iso } from '../../../../common/http/pagination';
+import { SessionProps } from '../../domain/session.aggregate';
+
+export class AgentSnapshotDto {
+  @ApiProperty({ example: 'support_agent' }) id!: string;
+  @ApiProperty({ example: '1' }) version!: string;
+  @ApiProperty({ example: 'scripted' }) model!: string;
+}
+
+export class SessionResponseDto {
+  @ApiProperty({ example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) id!: string;
+  @ApiProperty({ enum: ['session'] }) object!: 'session';
+  @ApiProperty({ example: 'tenant_dev' }) tenant_id!: string;
+  @ApiProperty({ example: 'user_dev' }) subject_id!: string;
+  @ApiProperty({ example: 'support_agent' }) agent_id!: string;
+  @ApiProperty({ type: AgentSnapshotDto, description: 'Agent configuration pinned at creation; `model` may be changed later.' })
+  agent!: AgentSnapshotDto;
+  @ApiProperty({ type: String, nullable: true, example: 'Order O-1001' }) title!: string | null;
+  @ApiProperty({ enum: ['active', 'archived'] }) status!: 'active' | 'archived';
+  @ApiProperty({ example: 1, description: 'Increments by exactly 1 on every committed change (update, archive, each appended message).' })
+  revision!: number;
+  @ApiProperty({ type: String, nullable: true, example: null }) active_run_id!: string | null;
+  @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
+  @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) updated_at!: string;
+  @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) last_active_at!: string;
+  @ApiProperty({ type: String, nullable: true, example: null }) expires_at!: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { customer: 'acme' } })
+  metadata!: Record<string, string>;
+}
+
+export function toSessionResponse(s: Readonly<SessionProps>): SessionResponseDto {
+  return {
+    id: s.id,
+    object: 'session',
+    tenant_id: s.tenantId,
+    subject_id: s.subjectId,
+    agent_id: s.agent.id,
+    agent: { id: s.agent.id, version: s.agent.version, model: s.agent.model },
+    title: s.title,
+    status: s.status,
+    revision: s.revision,
+    active_run_id: s.activeRunId,
+    created_at: iso(s.createdAt)!,
+    updated_at: iso(s.updatedAt)!,
+    last_active_at: iso(s.lastActiveAt)!,
+    expires_at: iso(s.expiresAt),
+    metadata: s.metadata,
+  };
+}
+
+export class SessionListResponseDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [SessionResponseDto] }) data!: SessionResponseDto[];
+  @ApiProperty({ type: String, nullable: true }) first_id!: string | null;
+  @ApiProperty({ type: String, nullable: true }) last_id!: string | null;
+  @ApiProperty() has_more!: boolean;
+}

@@ -1,0 +1,45 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsStringMap } from '../../../../common/http/string-map.validator';
+
+export class SessionAgentPatchDto {
+  @ApiPropertyOptional({ example: 'scripted', description: 'Model for runs accepted from now on; unknown models are 400.' })
+  @IsString()
+  @MaxLength(128)
+  model!: string;
+}
+
+export class UpdateSessionRequestDto {
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 200, example: 'Renamed' })
+  @ValidateIf((_, v) => v !== null)
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  title?: string | null;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Replaces the whole metadata object.' })
+  @IsOptional()
+  @IsStringMap(16, 512)
+  metadata?: Record<string, string>;
+
+  @ApiPropertyOptional({ type: SessionAgentPatchDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => SessionAgentPatchDto)
+  agent?: SessionAgentPatchDto;
+
+  @ApiPropertyOptional({ example: 1, description: 'If given and not the current revision: 409 session_conflict with details.current_revision.' })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  expected_revision?: number;
+}
+
+export class ArchiveSessionRequestDto {
+  @ApiPropertyOptional({ example: 2 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  expected_revision?: number;
+}

@@ -1,0 +1,111 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
+import { Principal } from '../../../common/auth/principal';
+import { ApiErrors } from '../../../common/errors/error.dto';
+import { ApiIdempotencyKey } from '../../../common/http/api-docs.decorators';
+import { listPage, ListQueryDto } from '../../../common/http/pagination';
+import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
+import { ArchiveSessionCommand } from '../application/commands/archive-session/archive-session.command';
+import { CreateSessionCommand } from '../application/commands/create-session/create-session.command';
+import { DeleteSessionCommand } from '../application/commands/delete-session/delete-session.command';
+import { UpdateSessionCommand } from '../application/commands/update-session/update-session.command';
+import { GetSessionQuery } from '../application/queries/get-session/get-session.query';
+import { ListSessionsQuery } from '../application/queries/list-sessions/list-sessions.query';
+import { CreateSessionRequestDto } from './dto/create-session.request.dto';
+import { SessionListResponseDto, SessionResponseDto, toSessionResponse } from './dto/session.response.dto';
+import { ArchiveSessionRequestDto, UpdateSessionRequestDto } from './dto/update-session.request.dto';
+
+@ApiTags('Sessions')
+@ApiBearerAuth('api-key')
+@Controller('v1/sessions')
+export class SessionsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly idempotent: IdempotentExecutor,
+  ) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Create a session', description: 'Pins the agent id, version and model at creation.' })
+  @ApiIdempotencyKey(false)
+  @ApiCreatedResponse({ type: SessionResponseDto })
+  @ApiErrors('invalid_request', 'agent_not_found', 'idempotency_conflict', 'idempotency_in_progress')
+  async create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateSessionRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, title: dto.title, metadata: dto.metadata }));
+      return { status: 201, body: toSessionResponse(s) };
+    });
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'List sessions', description: 'Members see their own sessions, admins every session of the tenant. Default order: desc.' })
+  @ApiOkResponse({ type: SessionListResponseDto })
+  @ApiErrors('invalid_request', 'invalid_cursor')
+  async list(@CurrentPrincipal() principal: Principal, @Query() q: ListQueryDto): Promise<SessionListResponseDto> {
+    const { items, hasMore } = await this.queries.execute(
+      new ListSessionsQuery(principal, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }),
+    );
+    return listPage(items.map(toSessionResponse), hasMore);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'Get a session' })
+  @ApiOkResponse({ type: SessionResponseDto })
+  @ApiErrors('session_not_found')
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<SessionResponseDto> {
+    return toSessionResponse(await this.queries.execute(new GetSessionQuery(principal, id)));
+  }
+
+  @Post(':id')
+  @ApiOperation({
+    summary: 'Update a session',
+    description: 'Title, metadata (replaced whole) and `agent.model`. With `expected_revision`, a stale revision is 409 `session_conflict`.',
+  })
+  @ApiIdempotencyKey(false)
+  @ApiOkResponse({ type: SessionResponseDto })
+  @ApiErrors('invalid_request', 'session_not_found', 'session_conflict', 'idempotency_conflict', 'idempotency_in_progress')
+  async update(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() dto: UpdateSessionRequestDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const s = await this.commands.execute(
+        new UpdateSessionCommand(principal, id, { title: dto.title, metadata: dto.metadata, model: dto.agent?.model }, dto.expected_revision),
+      );
+      return { status: 200, body: toSessionResponse(s) };
+    });
+  }
+
+  @Post(':id/archive')
+  @ApiOperation({ summary: 'Archive a session', description: 'History is kept; new runs answer 409 `session_archived`.' })
+  @ApiIdempotencyKey(false)
+  @ApiOkResponse({ type: SessionResponseDto })
+  @ApiErrors('session_not_found', 'session_conflict')
+  async archive(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() dto: ArchiveSessionRequestDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const s = await this.commands.execute(new ArchiveSessionCommand(principal, id, dto.expected_revision));
+      return { status: 200, body: toSessionResponse(s) };
+    });
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete a session', description: 'Afterwards the session and its runs, messages and events answer 404.' })
+  @ApiNoContentResponse({ description: 'Deleted.' })
+  @ApiErrors('session_not_found')
+  async remove(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<void> {
+    await this.commands.execute(new DeleteSessionCommand(principal, id));
+  }
+}

@@ -1,0 +1,12 @@
+import { Command } from '@nestjs/cqrs';
+import { Principal } from '../../../../../common/auth/principal';
+import { SessionProps } from '../../../domain/session.aggregate';
+
+export class CreateSessionCommand extends Command<Readonly<SessionProps>> {
+  constructor(
+    readonly principal: Principal,
+    readonly input: { agentId?: string; title?: string | null; metadata?: Record<string, string> },
+  ) {
+    super();
+  }
+}

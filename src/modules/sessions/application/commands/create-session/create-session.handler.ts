@@ -1,0 +1,36 @@
+import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { AppConfig } from '../../../../../common/config/app-config';
+import { UnitOfWork } from '../../../../../common/database/unit-of-work';
+import { DomainError } from '../../../../../common/errors/domain-error';
+import { newId } from '../../../../../common/ids/ids';
+import { AgentCatalog } from '../../../../agents/domain/agent-definition';
+import { Session } from '../../../domain/session.aggregate';
+import { SessionRepository } from '../../../domain/session.repository';
+import { CreateSessionCommand } from './create-session.command';
+
+@CommandHandler(CreateSessionCommand)
+export class CreateSessionHandler implements ICommandHandler<CreateSessionCommand> {
+  constructor(
+    private readonly repo: SessionRepository,
+    private readonly agents: AgentCatalog,
+    private readonly config: AppConfig,
+    private readonly uow: UnitOfWork,
+  ) {}
+
+  async execute({ principal, input }: CreateSessionCommand) {
+    const agentId = input.agentId ?? this.config.agentDefaultId;
+    const agent = this.agents.get(agentId);
+    if (!agent) throw new DomainError('agent_not_found', `agent "${agentId}" is not configured`, { agent_id: agentId });
+    const session = Session.create({
+      id: newId('sess'),
+      tenantId: principal.tenantId,
+      subjectId: principal.subjectId,
+      agent: { id: agent.id, version: agent.version, model: agent.model },
+      title: input.title ?? null,
+      metadata: input.metadata ?? {},
+      now: new Date(),
+    });
+    await this.uow.run(() => this.repo.insert(session));
+    return session.snapshot();
+  }
+}

@@ -1,0 +1,14 @@
+import { Command } from '@nestjs/cqrs';
+import { Principal } from '../../../../../common/auth/principal';
+import { SessionProps } from '../../../domain/session.aggregate';
+
+export class UpdateSessionCommand extends Command<Readonly<SessionProps>> {
+  constructor(
+    readonly principal: Principal,
+    readonly sessionId: string,
+    readonly changes: { title?: string | null; metadata?: Record<string, string>; model?: string },
+    readonly expectedRevision?: number,
+  ) {
+    super();
+  }
+}

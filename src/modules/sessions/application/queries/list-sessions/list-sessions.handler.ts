@@ -1,0 +1,13 @@
+import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { SessionRepository } from '../../../domain/session.repository';
+import { ListSessionsQuery } from './list-sessions.query';
+
+@QueryHandler(ListSessionsQuery)
+export class ListSessionsHandler implements IQueryHandler<ListSessionsQuery> {
+  constructor(private readonly repo: SessionRepository) {}
+
+  async execute({ principal, page }: ListSessionsQuery) {
+    const { items, hasMore } = await this.repo.list(principal, page);
+    return { items: items.map((s) => s.snapshot()), hasMore };
+  }
+}

@@ -1,0 +1,17 @@
+import { Principal } from '../../../common/auth/principal';
+import { SortOrder } from '../../../common/http/pagination';
+import { Session } from './session.aggregate';
+
+/** Port: persistence of Session aggregates. Writes are conditional on the loaded revision. */
+export abstract class SessionRepository {
+  abstract insert(session: Session): Promise<void>;
+  /** Conditional UPDATE on `revision = session.expectedRevision`; throws ConcurrencyConflict on 0 rows. */
+  abstract save(session: Session): Promise<void>;
+  abstract findById(id: string): Promise<Session | null>;
+  /** Returns whether a row was deleted. */
+  abstract delete(id: string): Promise<boolean>;
+  abstract list(
+    principal: Principal,
+    page: { after?: string; limit: number; order: SortOrder },
+  ): Promise<{ items: Session[]; hasMore: boolean }>;
+}

@@ -1,0 +1,42 @@
+import { Session } from '../domain/session.aggregate';
+import { SessionOrmEntity } from './session.orm-entity';
+
+export function sessionToDomain(row: SessionOrmEntity): Session {
+  return Session.restore({
+    id: row.id,
+    tenantId: row.tenantId,
+    subjectId: row.subjectId,
+    agent: { id: row.agentId, version: row.agentVersion, model: row.agentModel },
+    title: row.title,
+    status: row.status,
+    revision: row.revision,
+    activeRunId: row.activeRunId,
+    metadata: row.metadata ?? {},
+    messageSeq: row.messageSeq,
+    createdAt: row.createdAt,
+    updatedAt: row.updatedAt,
+    lastActiveAt: row.lastActiveAt,
+    expiresAt: row.expiresAt,
+  });
+}
+
+/** The columns a Session aggregate owns (counters owned by other writers are left out). */
+export function sessionToRow(session: Session): Partial<SessionOrmEntity> {
+  const s = session.snapshot();
+  return {
+    id: s.id,
+    tenantId: s.tenantId,
+    subjectId: s.subjectId,
+    agentId: s.agent.id,
+    agentVersion: s.agent.version,
+    agentModel: s.agent.model,
+    title: s.title,
+    status: s.status,
+    revision: s.revision,
+    metadata: s.metadata,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    lastActiveAt: s.lastActiveAt,
+    expiresAt: s.expiresAt,
+  };
+}

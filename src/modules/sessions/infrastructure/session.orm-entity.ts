@@ -1,0 +1,22 @@
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+
+@Entity('sessions')
+export class SessionOrmEntity {
+  @PrimaryColumn('text') id!: string;
+  @Column('text', { name: 'tenant_id' }) tenantId!: string;
+  @Column('text', { name: 'subject_id' }) subjectId!: string;
+  @Column('text', { name: 'agent_id' }) agentId!: string;
+  @Column('text', { name: 'agent_version' }) agentVersion!: string;
+  @Column('text', { name: 'agent_model' }) agentModel!: string;
+  @Column('text', { nullable: true }) title!: string | null;
+  @Column('text') status!: 'active' | 'archived';
+  @Column('integer') revision!: number;
+  @Column('text', { name: 'active_run_id', nullable: true }) activeRunId!: string | null;
+  @Column('jsonb') metadata!: Record<string, string>;
+  @Column('integer', { name: 'message_seq' }) messageSeq!: number;
+  @Column('bigint', { name: 'event_seq', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } }) eventSeq!: number;
+  @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
+  @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
+  @Column({ type: 'timestamptz', name: 'last_active_at' }) lastActiveAt!: Date;
+  @Column({ type: 'timestamptz', name: 'expires_at', nullable: true }) expiresAt!: Date | null;
+}

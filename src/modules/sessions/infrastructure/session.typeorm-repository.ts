@@ -1,0 +1,65 @@
+import { Injectable } from '@nestjs/common';
+import { Principal } from '../../../common/auth/principal';
+import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
+import { Session } from '../domain/session.aggregate';
+import { SessionRepository } from '../domain/session.repository';
+import { sessionToDomain, sessionToRow } from './session.mapper';
+import { SessionOrmEntity } from './session.orm-entity';
+
+@Injectable()
+export class SessionTypeormRepository extends SessionRepository {
+  constructor(private readonly uow: UnitOfWork) {
+    super();
+  }
+
+  private get repo() {
+    return this.uow.manager.getRepository(SessionOrmEntity);
+  }
+
+  async insert(session: Session): Promise<void> {
+    await this.repo.insert({ ...sessionToRow(session), activeRunId: null, messageSeq: 0, eventSeq: 0 });
+  }
+
+  async save(session: Session): Promise<void> {
+    if (!session.isDirty) return;
+    const { id, tenantId, subjectId, createdAt, ...changes } = sessionToRow(session);
+    void tenantId;
+    void subjectId;
+    void createdAt;
+    const result = await this.repo
+      .createQueryBuilder()
+      .update(SessionOrmEntity)
+      .set(changes)
+      .where('id = :id AND revision = :expected', { id, expected: session.expectedRevision })
+      .execute();
+    if (result.affected !== 1) throw new ConcurrencyConflict('session', session.id, session.expectedRevision);
+  }
+
+  async findById(id: string): Promise<Session | null> {
+    const row = await this.repo.findOne({ where: { id } });
+    return row ? sessionToDomain(row) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    const result = await this.repo.delete({ id });
+    return (result.affected ?? 0) > 0;
+  }
+
+  async list(principal: Principal, page: { after?: string; limit: number; order: SortOrder }) {
+    const scope = (qb: ReturnType<typeof this.repo.createQueryBuilder>) => {
+      qb.where('s.tenant_id = :tenant', { tenant: principal.tenantId });
+      if (principal.role !== 'admin') qb.andWhere('s.subject_id = :subject', { subject: principal.subjectId });
+      return qb;
+    };
+    let cursor: { createdAt: Date; id: string } | null = null;
+    if (page.after !== undefined) {
+      const row = await scope(this.repo.createQueryBuilder('s')).andWhere('s.id = :after', { after: page.after }).getOne();
+      if (!row) throw invalidCursor(page.after);
+      cursor = { createdAt: row.createdAt, id: row.id };
+    }
+    const { rows, hasMore } = await keysetPage(scope(this.repo.createQueryBuilder('s')), 's', cursor, page.order, page.limit);
+    return { items: rows.map(sessionToDomain), hasMore };
+  }
+}
