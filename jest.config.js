@@ -13,13 +13,44 @@ const swc = [
     swcrc: false,
   },
 ];
-// NestJS 12 and a few dependencies ship ESM only; Node >= 20.19 loads them with require(esm),
-// but Jest's module loader does not, so they are compiled to CommonJS with swc as well.
-const esmPackages = ['@nestjs', 'ulid', 'file-type', 'strtok3', 'token-types', 'peek-readable', '@tokenizer', 'uint8array-extras', 'fast-check', 'pure-rand'];
+// NestJS 12 and several of its dependencies ship ESM only. Node >= 20.19 loads those with
+// require(esm) at run time, but Jest's module loader does not: every package that declares
+// "type": "module" is therefore compiled to CommonJS by swc (found by scanning node_modules once).
+const fs = require('node:fs');
+const path = require('node:path');
+function esmPackages(root) {
+  const found = new Set();
+  const visit = (dir, depth) => {
+    let entries = [];
+    try {
+      entries = fs.readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return;
+    }
+    for (const e of entries) {
+      if (!e.isDirectory() || e.name.startsWith('.')) continue;
+      const full = path.join(dir, e.name);
+      if (e.name.startsWith('@')) {
+        visit(full, depth);
+        continue;
+      }
+      try {
+        const pkg = JSON.parse(fs.readFileSync(path.join(full, 'package.json'), 'utf8'));
+        if (pkg.type === 'module') found.add(path.relative(root, full).split(path.sep).join('/'));
+      } catch {
+        /* not a package */
+      }
+      if (depth < 2) visit(path.join(full, 'node_modules'), depth + 1);
+    }
+  };
+  visit(root, 0);
+  return [...found].map((n) => n.replace(/^.*node_modules\//, ''));
+}
+const esm = [...new Set(esmPackages(path.join(__dirname, 'node_modules')))].map((n) => n.replace(/[.+]/g, '\\$&'));
 const common = {
   transform: { '^.+\\.(t|j|mj)sx?$': swc },
-  transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
-  moduleFileExtensions: ['ts', 'js', 'mjs', 'json'],
+  transformIgnorePatterns: [`/node_modules/(?!(${esm.join('|')})/)`],
+  moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   testEnvironment: 'node',
 };
 module.exports = {

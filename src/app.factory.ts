@@ -48,6 +48,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: nestLogLevels(config.logLevel),
     bufferLogs: false,
+    abortOnError: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {

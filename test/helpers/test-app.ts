@@ -1,0 +1,113 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { Client } from 'pg';
+import { createApp, listen } from '../../src/app.factory';
+import { AppConfig, loadConfig } from '../../src/common/config/app-config';
+
+/** API keys every test app knows: two tenants, admins and members. */
+export const KEYS = {
+  adminA: 'test-admin-a-0001',
+  memberA1: 'test-member-a1-0001',
+  memberA2: 'test-member-a2-0001',
+  adminB: 'test-admin-b-0001',
+  memberB: 'test-member-b-0001',
+} as const;
+
+export const TEST_API_KEYS = [
+  `${KEYS.adminA}:tenant_a:admin_a:admin`,
+  `${KEYS.memberA1}:tenant_a:user_a1:member`,
+  `${KEYS.memberA2}:tenant_a:user_a2:member`,
+  `${KEYS.adminB}:tenant_b:admin_b:admin`,
+  `${KEYS.memberB}:tenant_b:user_b:member`,
+].join(',');
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  text: string;
+  body: T;
+}
+
+export interface TestApp {
+  url: string;
+  app: NestFastifyApplication;
+  config: AppConfig;
+  /** The database this app uses (a fresh one per app). */
+  databaseUrl: string;
+  dataDir: string;
+  /** JSON request helper: `api.call(KEYS.adminA, 'POST', '/v1/sessions', {...}, {headers})`. */
+  call<T = any>(key: string | null, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<ApiResponse<T>>;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh PostgreSQL database for one test app: on the server of `DATABASE_URL` when set,
+ * else null (the app then starts its own embedded PGlite under a temp DATA_DIR).
+ */
+export async function createFreshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const base = process.env.DATABASE_URL;
+  if (!base) return null;
+  const name = `agent_api_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const c = new Client({ connectionString: admin.toString() });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const d = new Client({ connectionString: admin.toString() });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await d.end();
+    },
+  };
+}
+
+export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-test-'));
+  const db = await createFreshDatabase();
+  const config = loadConfig({
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'fatal',
+    API_KEYS: TEST_API_KEYS,
+    DATA_DIR: dataDir,
+    ...(db ? { DATABASE_URL: db.url } : {}),
+    ...env,
+  });
+  const app = await createApp(config);
+  const url = await listen(app, config);
+  const call = async (key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const h: Record<string, string> = { ...headers };
+    if (key) h.authorization = `Bearer ${key}`;
+    if (body !== undefined) h['content-type'] = 'application/json';
+    const res = await fetch(url + path, { method, headers: h, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, headers: res.headers, text, body: parsed as any };
+  };
+  return {
+    url,
+    app,
+    config,
+    databaseUrl: db?.url ?? 'embedded',
+    dataDir,
+    call,
+    close: async () => {
+      await app.close();
+      if (db) await db.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
