@@ -1,4 +1,11 @@
 import { Foundation1764489600000 } from './1764489600000-foundation';
+import { RunsMessages1764489700000 } from './1764489700000-runs-messages';
 
-/** Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests). */
-export const MIGRATIONS = [Foundation1764489600000];
+/**
+ * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
+ * Add one import and one entry per migration; keep timestamps increasing.
+ */
+export const MIGRATIONS = [
+  Foundation1764489600000,
+  RunsMessages1764489700000,
+];
