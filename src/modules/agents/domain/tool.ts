@@ -1,0 +1,59 @@
+export type ToolRisk = 'auto' | 'suggest' | 'approve';
+export type ToolVisibility = 'public' | 'private';
+export type ToolExecutor = 'server' | 'client';
+
+export interface ToolDefinition {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>; // JSON Schema of the arguments
+  risk: ToolRisk;
+  visibility: ToolVisibility;
+  /** Re-running with the same side-effect key has no further effect. */
+  idempotent: boolean;
+  executor: ToolExecutor;
+  /** Upper bound of one execution; the loop passes min(this, time left in the run). */
+  timeoutMs: number;
+}
+
+export interface ToolContext {
+  tenantId: string;
+  subjectId: string;
+  sessionId: string;
+  runId: string;
+  toolCallId: string;
+  /** `${runId}:${toolCallId}` (CONTRACT section 9). */
+  idempotencyKey: string;
+  /** 1 for the first execution, 2 for the first retry, ... */
+  attempt: number;
+  signal: AbortSignal;
+  /** Epoch ms; the tool must have stopped by then. */
+  deadline: number;
+}
+
+export type ToolErrorCode = 'tool_failed' | 'tool_timeout' | 'tool_not_found' | 'invalid_tool_arguments';
+
+export type ToolOutcome =
+  | { ok: true; result: unknown }
+  | { ok: false; error: { code: ToolErrorCode; message: string; retryable: boolean } };
+
+/** Port: the tools. `execute` never throws: unknown tools and bad arguments are data for the model. */
+export abstract class ToolRegistry {
+  abstract get(name: string): ToolDefinition | null;
+  abstract all(): ToolDefinition[];
+  abstract execute(name: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome>;
+}
+
+/** Port implemented by the attachments module: what `read_attachment` and the model input read. */
+export abstract class AttachmentReader {
+  /** The caller's own `ready` attachment, or a DomainError (attachment_not_found / not_ready / ...). */
+  abstract read(owner: { tenantId: string; subjectId: string }, attachmentId: string, maxTextBytes: number): Promise<{
+    attachment_id: string;
+    filename: string;
+    media_type: string;
+    size_bytes: number;
+    sha256: string;
+    text?: string;
+    truncated?: boolean;
+    bytes?: Buffer;
+  }>;
+}
