@@ -1,5 +1,6 @@
 import { Foundation1764489600000 } from './1764489600000-foundation';
 import { RunsMessages1764489700000 } from './1764489700000-runs-messages';
+import { Audit1764490100000 } from './1764490100000-audit';
 
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
@@ -8,4 +9,5 @@ import { RunsMessages1764489700000 } from './1764489700000-runs-messages';
 export const MIGRATIONS = [
   Foundation1764489600000,
   RunsMessages1764489700000,
+  Audit1764490100000,
 ];
