@@ -1,0 +1,162 @@
+import { resolve } from 'node:path';
+import { AppConfig, ConfigError, loadConfig } from './app-config';
+
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  describe('defaults (empty environment)', () => {
+    let c: AppConfig;
+    beforeAll(() => {
+      c = loadConfig({});
+    });
+
+    it('has the documented defaults', () => {
+      expect(c).toMatchObject({
+        port: 3000,
+        host: '0.0.0.0',
+        databaseUrl: null,
+        dataDir: resolve('./data'),
+        logLevel: 'info',
+        docsEnabled: true,
+        bodyMaxBytes: 1024 * 1024,
+        rateLimitPerMinute: 600,
+        idempotencyTtlHours: 24,
+        agentDefaultId: 'support_agent',
+        runQueueTtlMs: 3_600_000,
+        approvalTtlMs: 24 * 3_600_000,
+        eventRetentionDays: 30,
+        sseKeepaliveMs: 15_000,
+        sseMaxPerKey: 100,
+        attachmentMaxBytes: 10 * 1024 * 1024,
+        attachmentTtlHours: 168,
+        openaiBaseUrl: null,
+        openaiApiKey: null,
+        openaiModel: null,
+        workerEnabled: true,
+        dbPoolSize: 10,
+      });
+    });
+
+    it('uses the development key when API_KEYS is unset', () => {
+      expect(c.apiKeysFromDefault).toBe(true);
+      expect(c.apiKeys).toEqual([{ key: 'dev-key-0001', tenantId: 'tenant_dev', subjectId: 'user_dev', role: 'admin' }]);
+    });
+
+    it('treats empty strings as unset', () => {
+      const e = loadConfig({ PORT: '', DATABASE_URL: '  ', API_KEYS: ' ', LOG_LEVEL: '' });
+      expect(e.port).toBe(3000);
+      expect(e.databaseUrl).toBeNull();
+      expect(e.apiKeysFromDefault).toBe(true);
+      expect(e.logLevel).toBe('info');
+    });
+  });
+
+  it('reads set values', () => {
+    const c = loadConfig({
+      PORT: '8080',
+      HOST: '127.0.0.1',
+      DATABASE_URL: 'postgres://u@db:5432/app',
+      DATA_DIR: '/tmp/x',
+      LOG_LEVEL: 'DEBUG',
+      DOCS_ENABLED: 'false',
+      BODY_MAX_BYTES: '2048',
+      IDEMPOTENCY_TTL_HOURS: '1',
+      OPENAI_BASE_URL: 'https://api.example.com/v1',
+    });
+    expect(c).toMatchObject({
+      port: 8080,
+      host: '127.0.0.1',
+      databaseUrl: 'postgres://u@db:5432/app',
+      dataDir: '/tmp/x',
+      logLevel: 'debug',
+      docsEnabled: false,
+      bodyMaxBytes: 2048,
+      idempotencyTtlHours: 1,
+      openaiBaseUrl: 'https://api.example.com/v1',
+    });
+  });
+
+  it.each([['true', true], ['1', true], ['yes', true], ['ON', true], ['false', false], ['0', false], ['no', false], ['Off', false]])(
+    'DOCS_ENABLED=%s -> %s',
+    (raw, value) => {
+      expect(loadConfig({ DOCS_ENABLED: raw }).docsEnabled).toBe(value);
+    },
+  );
+
+  describe('API_KEYS', () => {
+    it('parses key:tenant:subject:role entries, trimming spaces and skipping empty entries', () => {
+      const c = loadConfig({ API_KEYS: ' key-aaaa-1111:tenant_a:user_1:member , ,key_bbbb_2222:tenant_b:admin.b:admin,' });
+      expect(c.apiKeysFromDefault).toBe(false);
+      expect(c.apiKeys).toEqual([
+        { key: 'key-aaaa-1111', tenantId: 'tenant_a', subjectId: 'user_1', role: 'member' },
+        { key: 'key_bbbb_2222', tenantId: 'tenant_b', subjectId: 'admin.b', role: 'admin' },
+      ]);
+    });
+
+    it.each([
+      ['a wrong number of parts', 'key-aaaa-1111:tenant_a:member', /4|parts/],
+      ['a short key', 'short:tenant_a:user_1:member', /\[A-Za-z0-9_-\]\{8,\}/],
+      ['a key with bad characters', 'key+aaaa+1111:tenant_a:user_1:member', /\[A-Za-z0-9_-\]\{8,\}/],
+      ['an unknown role', 'key-aaaa-1111:tenant_a:user_1:owner', /role must be member or admin/],
+      ['a bad tenant id', 'key-aaaa-1111:tenant a:user_1:member', /tenant and subject/],
+      ['a duplicate key', 'key-aaaa-1111:t:u:member,key-aaaa-1111:t:v:admin', /twice/],
+    ])('rejects %s', (_, raw, message) => {
+      const problems = problemsOf({ API_KEYS: raw });
+      expect(problems.some((p) => message.test(p))).toBe(true);
+    });
+
+    it('never echoes a raw key in a problem message', () => {
+      const problems = problemsOf({ API_KEYS: 'secret-key-123:tenant a:user_1:member' });
+      expect(problems.join('\n')).not.toContain('secret-key-123');
+    });
+  });
+
+  it('reports every problem at once in one ConfigError with a readable message', () => {
+    let err: unknown;
+    try {
+      loadConfig({
+        PORT: 'eighty',
+        DATABASE_URL: 'mysql://x',
+        LOG_LEVEL: 'loud',
+        DOCS_ENABLED: 'maybe',
+        BODY_MAX_BYTES: '10',
+        OPENAI_BASE_URL: 'ftp://x',
+        API_KEYS: 'k:t:u',
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const ce = err as ConfigError;
+    expect(ce.problems).toHaveLength(7);
+    for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'DOCS_ENABLED', 'BODY_MAX_BYTES', 'OPENAI_BASE_URL', 'API_KEYS']) {
+      expect(ce.message).toContain(name);
+    }
+    expect(ce.message).toMatch(/^invalid configuration:\n  - /);
+  });
+
+  it.each([
+    ['PORT', '-1'],
+    ['PORT', '70000'],
+    ['PORT', '3.5'],
+    ['BODY_MAX_BYTES', '1023'],
+    ['IDEMPOTENCY_TTL_HOURS', '0'],
+    ['DB_POOL_SIZE', '1000'],
+  ])('rejects %s=%s', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(name);
+  });
+
+  it('accepts postgresql:// URLs too', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
+  });
+});
