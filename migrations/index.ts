@@ -1,5 +1,6 @@
 import { Foundation1764489600000 } from './1764489600000-foundation';
 import { RunsMessages1764489700000 } from './1764489700000-runs-messages';
+import { Attachments1764490000000 } from './1764490000000-attachments';
 import { Audit1764490100000 } from './1764490100000-audit';
 
 /**
@@ -9,5 +10,6 @@ import { Audit1764490100000 } from './1764490100000-audit';
 export const MIGRATIONS = [
   Foundation1764489600000,
   RunsMessages1764489700000,
+  Attachments1764490000000,
   Audit1764490100000,
 ];
