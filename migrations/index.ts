@@ -1,6 +1,7 @@
 import { Foundation1764489600000 } from './1764489600000-foundation';
 import { RunsMessages1764489700000 } from './1764489700000-runs-messages';
 import { Events1764489800000 } from './1764489800000-events';
+import { DemoTickets1764489900000 } from './1764489900000-demo-tickets';
 import { Attachments1764490000000 } from './1764490000000-attachments';
 import { Audit1764490100000 } from './1764490100000-audit';
 
@@ -12,6 +13,7 @@ export const MIGRATIONS = [
   Foundation1764489600000,
   RunsMessages1764489700000,
   Events1764489800000,
+  DemoTickets1764489900000,
   Attachments1764490000000,
   Audit1764490100000,
 ];
