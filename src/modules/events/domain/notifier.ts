@@ -1,0 +1,40 @@
+/** "Rows were committed": only ids and sequences; subscribers read the rows themselves. */
+export interface EventNotification {
+  sessionId: string;
+  runId: string;
+  /** The run's last sequence after the commit. */
+  lastSequence: number;
+  /** The session's last session_sequence after the commit. */
+  lastSessionSequence: number;
+}
+
+export interface NotificationListener {
+  onEvents(n: EventNotification): void;
+  /** Notifications may have been lost (e.g. the LISTEN connection dropped): re-read everything. */
+  onResync(): void;
+}
+
+/**
+ * Port: fan-out signal between writers and stream hubs (on this node or any node).
+ * `announce` is called inside the writing transaction and delivers only if it commits.
+ */
+export abstract class Notifier {
+  abstract announce(n: EventNotification): Promise<void>;
+  abstract subscribe(listener: NotificationListener): () => void;
+}
+
+const SEP = '|';
+
+export function encodeNotification(n: EventNotification): string {
+  return [n.sessionId, n.runId, n.lastSequence, n.lastSessionSequence].join(SEP);
+}
+
+export function decodeNotification(payload: string): EventNotification | null {
+  const parts = payload.split(SEP);
+  if (parts.length !== 4) return null;
+  const [sessionId, runId, seq, sseq] = parts;
+  const lastSequence = Number(seq);
+  const lastSessionSequence = Number(sseq);
+  if (!sessionId || !runId || !Number.isSafeInteger(lastSequence) || !Number.isSafeInteger(lastSessionSequence)) return null;
+  return { sessionId, runId, lastSequence, lastSessionSequence };
+}
