@@ -1,5 +1,28 @@
-import { Module } from '@nestjs/common';
+import { Global, Module } from '@nestjs/common';
+import { AuditController } from './api/audit.controller';
+import { ListAuditRecordsHandler } from './application/queries/list-audit-records/list-audit-records.handler';
+import { VerifyAuditChainHandler } from './application/queries/verify-audit-chain/verify-audit-chain.handler';
+import { AuditReader } from './domain/audit-reader';
+import { AuditTrail } from './domain/audit-trail';
+import { AuditTypeormReader } from './infrastructure/audit.typeorm-reader';
+import { AuditTypeormTrail } from './infrastructure/audit.typeorm-trail';
+import { RequestAuditHook } from './infrastructure/request-audit.hook';
 
-/** Audit: see CONTRACT.md; filled in by its own issue. */
-@Module({})
+/**
+ * The tamper-evident audit trail (CONTRACT section 10). Global: any module may inject the
+ * `AuditTrail` port (the event store calls `appendRunEvents` inside its transaction).
+ * State-changing requests are recorded by `RequestAuditHook` for every route.
+ */
+@Global()
+@Module({
+  controllers: [AuditController],
+  providers: [
+    { provide: AuditTrail, useClass: AuditTypeormTrail },
+    { provide: AuditReader, useClass: AuditTypeormReader },
+    RequestAuditHook,
+    ListAuditRecordsHandler,
+    VerifyAuditChainHandler,
+  ],
+  exports: [AuditTrail],
+})
 export class AuditModule {}

@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../../idempotency/domain/fingerprint';
+
+/** `prev_hash` of the first record of every tenant's chain. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** What a caller hands to the trail; position, time (default now) and hashes are assigned by it. */
+export interface NewAuditRecord {
+  tenantId: string;
+  occurredAt?: Date;
+  actorSubjectId: string | null;
+  /** `member`, `admin`, or `system` for records the service writes on its own (run events). */
+  actorRole: string | null;
+  actorKeyId: string | null;
+  /** E.g. `POST /v1/sessions/:id/archive` for requests, `run_event.tool.completed` for run events. */
+  action: string;
+  resourceType: string | null;
+  resourceId: string | null;
+  sessionId: string | null;
+  runId: string | null;
+  requestId: string | null;
+  /** `ok` for a success, else the contract error code. */
+  outcome: string | null;
+  /** The HTTP status of a request; null for run events. */
+  status: number | null;
+  /** The unredacted data (request body, event data, ...). */
+  data: Record<string, unknown>;
+}
+
+/** A stored record: one link of its tenant's chain. */
+export interface AuditRecord {
+  id: string; // aud_...
+  tenantId: string;
+  seq: number; // per tenant, from 1, gap-free
+  occurredAt: Date;
+  actorSubjectId: string | null;
+  actorRole: string | null;
+  actorKeyId: string | null;
+  action: string;
+  resourceType: string | null;
+  resourceId: string | null;
+  sessionId: string | null;
+  runId: string | null;
+  requestId: string | null;
+  outcome: string | null;
+  status: number | null;
+  data: Record<string, unknown>;
+  prevHash: string;
+  hash: string;
+}
+
+export type AuditRecordBody = Omit<AuditRecord, 'prevHash' | 'hash'>;
+
+/**
+ * The canonical form of a record, exactly what is hashed. A third party verifies a chain from
+ * the records of `GET /v1/admin/audit` alone:
+ *
+ *   canonical = canonical JSON of the object with the 16 keys
+ *               id, tenant_id, seq, occurred_at, actor_subject_id, actor_role, actor_key_id,
+ *               action, resource_type, resource_id, session_id, run_id, request_id, outcome,
+ *               status, data
+ *               (the API record without `object`, `prev_hash` and `hash`; absent values are null)
+ *   hash      = lowercase hex SHA-256 of the UTF-8 bytes of (prev_hash + canonical)
+ *
+ * Canonical JSON: `JSON.stringify` of every scalar; object keys sorted by UTF-16 code units at
+ * every depth; no whitespace. `seq` and `status` are JSON numbers, `occurred_at` is the RFC 3339
+ * UTC string with milliseconds (`2025-01-01T00:00:00.000Z`). The first record of a tenant has
+ * `prev_hash` = 64 zeros; record n has `prev_hash` = hash of record n-1.
+ */
+export function canonicalAuditRecord(r: AuditRecordBody): string {
+  return canonicalJson({
+    id: r.id,
+    tenant_id: r.tenantId,
+    seq: r.seq,
+    occurred_at: r.occurredAt.toISOString(),
+    actor_subject_id: r.actorSubjectId,
+    actor_role: r.actorRole,
+    actor_key_id: r.actorKeyId,
+    action: r.action,
+    resource_type: r.resourceType,
+    resource_id: r.resourceId,
+    session_id: r.sessionId,
+    run_id: r.runId,
+    request_id: r.requestId,
+    outcome: r.outcome,
+    status: r.status,
+    data: r.data,
+  });
+}
+
+export function auditHash(prevHash: string, record: AuditRecordBody): string {
+  return createHash('sha256').update(prevHash + canonicalAuditRecord(record), 'utf8').digest('hex');
+}
+
+/**
+ * Makes a value safe to store as jsonb and to hash identically before and after the round trip:
+ * PostgreSQL rejects NUL characters and lone surrogates in jsonb strings, so those become U+FFFD;
+ * non-JSON values (undefined in objects, functions) are dropped as JSON.stringify would drop them.
+ */
+export function jsonSafe(value: unknown): unknown {
+  const parsed: unknown = JSON.parse(JSON.stringify(value ?? null) ?? 'null');
+  return clean(parsed);
+}
+
+const UNSAFE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function clean(v: unknown): unknown {
+  if (typeof v === 'string') return v.replace(UNSAFE_CHARS, '\uFFFD');
+  if (Array.isArray(v)) return v.map(clean);
+  if (v && typeof v === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      // defineProperty: a "__proto__" key stays an own data property.
+      Object.defineProperty(out, k.replace(UNSAFE_CHARS, '\uFFFD'), { value: clean(x), enumerable: true, writable: true, configurable: true });
+    }
+    return out;
+  }
+  return v;
+}
+
+/** Why a record fails verification. */
+export type ChainBreakReason = 'hash_mismatch' | 'prev_hash_mismatch' | 'seq_gap' | 'chain_head_mismatch';
+
+export interface ChainBreak {
+  id: string | null;
+  seq: number;
+  reason: ChainBreakReason;
+}
+
+/**
+ * Checks one batch of consecutive records against the link before it. Returns the first break,
+ * or the new link (last seq and hash) to continue from.
+ */
+export function verifyBatch(
+  from: { seq: number; hash: string },
+  records: AuditRecord[],
+): { ok: true; last: { seq: number; hash: string } } | { ok: false; broken: ChainBreak; checked: number } {
+  let prev = from;
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i];
+    if (r.seq !== prev.seq + 1) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'seq_gap' }, checked: i };
+    if (r.prevHash !== prev.hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'prev_hash_mismatch' }, checked: i };
+    const { prevHash, hash, ...body } = r;
+    if (auditHash(prevHash, body) !== hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'hash_mismatch' }, checked: i };
+    prev = { seq: r.seq, hash: r.hash };
+  }
+  return { ok: true, last: prev };
+}

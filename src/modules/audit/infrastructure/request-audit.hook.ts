@@ -1,0 +1,80 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthedRequest } from '../../../common/auth/auth.decorators';
+import { describeRequest, isAuditedRequest } from '../application/describe-request';
+import { AuditTrail } from '../domain/audit-trail';
+
+/**
+ * Records every state-changing request (POST/PUT/PATCH/DELETE on `/v1/*`) in the audit trail,
+ * with one Fastify `onSend` hook for all routes, errors included.
+ *
+ * When: after the response is decided (final status and body known: the handler, the guard or
+ * the error filter has produced it) and before its bytes go out, in its own short transaction.
+ * So an admin who got a response can already read its audit record, and a failed or rejected
+ * request (409, 400, 403, 404 ...) is recorded exactly like a successful one, which a write
+ * inside the command's transaction could not do (a failed command rolls back). The price: a
+ * crash between the command's commit and this write loses the request record (the run events,
+ * written inside the event store's transaction, are never lost that way), and an audit write
+ * that fails is logged but does not turn an already committed change into an error response.
+ * Requests that fail authentication (no principal, hence no tenant) are not recorded.
+ */
+@Injectable()
+export class RequestAuditHook implements OnModuleInit {
+  private readonly logger = new Logger('Audit');
+
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly trail: AuditTrail,
+  ) {}
+
+  onModuleInit(): void {
+    const adapter = this.adapterHost.httpAdapter;
+    if (!adapter) return;
+    const fastify = adapter.getInstance<FastifyInstance>();
+    fastify.addHook('onSend', async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      await this.record(req as AuthedRequest, reply, payload);
+      return payload;
+    });
+  }
+
+  private async record(req: AuthedRequest, reply: FastifyReply, payload: unknown): Promise<void> {
+    const principal = req.principal;
+    if (!principal || !isAuditedRequest(req.method, req.url)) return;
+    try {
+      const header = req.headers['idempotency-key'];
+      const record = describeRequest({
+        principal,
+        method: req.method,
+        url: req.url,
+        route: req.routeOptions?.url ?? null,
+        params: (req.params ?? {}) as Record<string, string>,
+        query: (req.query ?? {}) as Record<string, unknown>,
+        body: isJsonRequest(req) ? req.body : null,
+        requestId: String(req.id),
+        idempotencyKey: typeof header === 'string' ? header : null,
+        status: reply.statusCode,
+        response: parseJson(payload),
+        replayed: reply.getHeader('idempotent-replayed') === 'true',
+      });
+      await this.trail.append([record]);
+    } catch (err) {
+      this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`);
+    }
+  }
+}
+
+function isJsonRequest(req: FastifyRequest): boolean {
+  const type = req.headers['content-type'];
+  return typeof type === 'string' && /^application\/([a-z0-9.+-]*\+)?json\b/i.test(type);
+}
+
+function parseJson(payload: unknown): unknown {
+  const text = typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+  if (!text || text.length > 1_048_576) return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
