@@ -1,0 +1,104 @@
+import { describeRequest, FinishedRequest, isAuditedRequest, resourceOf } from './describe-request';
+
+const principal = { tenantId: 'tenant_a', subjectId: 'user_a1', role: 'member' as const, keyId: 'key_1' };
+const req = (over: Partial<FinishedRequest>): FinishedRequest => ({
+  principal,
+  method: 'POST',
+  url: '/v1/sessions',
+  route: '/v1/sessions',
+  params: {},
+  query: {},
+  body: {},
+  requestId: 'req_1',
+  idempotencyKey: null,
+  status: 201,
+  response: null,
+  replayed: false,
+  ...over,
+});
+
+describe('isAuditedRequest', () => {
+  it.each([
+    ['POST', '/v1/sessions', true],
+    ['DELETE', '/v1/sessions/sess_1', true],
+    ['PATCH', '/v1/x', true],
+    ['PUT', '/v1/x', true],
+    ['GET', '/v1/sessions', false],
+    ['POST', '/healthz', false],
+    ['POST', '/v10/x', false],
+  ])('%s %s -> %s', (method, url, expected) => {
+    expect(isAuditedRequest(method, url)).toBe(expected);
+  });
+});
+
+describe('resourceOf', () => {
+  it.each([
+    ['/v1/sessions', {}, 201, { object: 'session', id: 'sess_1' }, { type: 'session', id: 'sess_1' }],
+    ['/v1/sessions', {}, 400, { error: { code: 'invalid_request' } }, { type: 'session', id: null }],
+    ['/v1/sessions/:id', { id: 'sess_1' }, 409, { error: { code: 'session_conflict' } }, { type: 'session', id: 'sess_1' }],
+    ['/v1/sessions/:id/archive', { id: 'sess_1' }, 200, { object: 'session', id: 'sess_1' }, { type: 'session', id: 'sess_1' }],
+    ['/v1/sessions/:id', { id: 'sess_1' }, 204, null, { type: 'session', id: 'sess_1' }],
+    ['/v1/sessions/:id/runs', { id: 'sess_1' }, 202, { run_id: 'run_1', session_id: 'sess_1' }, { type: 'run', id: 'run_1' }],
+    ['/v1/sessions/:id/runs', { id: 'sess_1' }, 409, { error: { code: 'session_busy' } }, { type: 'session', id: 'sess_1' }],
+    ['/v1/runs/:id/cancel', { id: 'run_1' }, 202, { object: 'run', id: 'run_1' }, { type: 'run', id: 'run_1' }],
+    ['/v1/runs/:id/tool_outputs', { id: 'run_1' }, 200, { object: 'run', id: 'run_1' }, { type: 'run', id: 'run_1' }],
+    ['/v1/runs/:id/approvals/:approval_id', { id: 'run_1', approval_id: 'apr_1' }, 409, null, { type: 'approval', id: 'apr_1' }],
+    ['/v1/attachments', {}, 202, { object: 'attachment', id: 'att_1' }, { type: 'attachment', id: 'att_1' }],
+  ])('%s %j %d', (route, params, status, response, expected) => {
+    expect(resourceOf(route, params as Record<string, string>, status, response)).toEqual(expected);
+  });
+});
+
+describe('describeRequest', () => {
+  it('records actor, action (route template), resource, ids, outcome and the unredacted body', () => {
+    const r = describeRequest(
+      req({
+        url: '/v1/sessions/sess_1?x=1',
+        route: '/v1/sessions/:id',
+        params: { id: 'sess_1' },
+        query: { x: '1' },
+        body: { title: 'secret plan', password: 'hunter2' },
+        status: 409,
+        response: { error: { code: 'session_conflict' } },
+        idempotencyKey: 'k1',
+      }),
+    );
+    expect(r).toEqual({
+      tenantId: 'tenant_a',
+      actorSubjectId: 'user_a1',
+      actorRole: 'member',
+      actorKeyId: 'key_1',
+      action: 'POST /v1/sessions/:id',
+      resourceType: 'session',
+      resourceId: 'sess_1',
+      sessionId: 'sess_1',
+      runId: null,
+      requestId: 'req_1',
+      outcome: 'session_conflict',
+      status: 409,
+      data: {
+        request: {
+          method: 'POST',
+          url: '/v1/sessions/sess_1?x=1',
+          params: { id: 'sess_1' },
+          query: { x: '1' },
+          body: { title: 'secret plan', password: 'hunter2' },
+          idempotency_key: 'k1',
+        },
+        response: { status: 409, error_code: 'session_conflict', idempotent_replayed: false },
+      },
+    });
+  });
+
+  it('takes session and run ids from the response of a run creation and marks replays', () => {
+    const r = describeRequest(
+      req({ url: '/v1/sessions/sess_1/runs', route: '/v1/sessions/:id/runs', params: { id: 'sess_1' }, status: 202, response: { run_id: 'run_1', session_id: 'sess_1' }, replayed: true }),
+    );
+    expect(r).toMatchObject({ resourceType: 'run', resourceId: 'run_1', sessionId: 'sess_1', runId: 'run_1', outcome: 'ok' });
+    expect((r.data.response as Record<string, unknown>).idempotent_replayed).toBe(true);
+  });
+
+  it('uses http_<status> when an error response has no contract body', () => {
+    expect(describeRequest(req({ status: 502, response: null })).outcome).toBe('http_502');
+  });
+});

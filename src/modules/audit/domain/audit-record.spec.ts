@@ -1,0 +1,85 @@
+import { createHash } from 'node:crypto';
+import { AuditRecord, AuditRecordBody, auditHash, canonicalAuditRecord, GENESIS_HASH, jsonSafe, verifyBatch } from './audit-record';
+
+const body = (over: Partial<AuditRecordBody> = {}): AuditRecordBody => ({
+  id: 'aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B',
+  tenantId: 'tenant_a',
+  seq: 1,
+  occurredAt: new Date('2025-01-02T03:04:05.678Z'),
+  actorSubjectId: 'user_a1',
+  actorRole: 'member',
+  actorKeyId: 'key_1',
+  action: 'POST /v1/sessions',
+  resourceType: 'session',
+  resourceId: 'sess_1',
+  sessionId: 'sess_1',
+  runId: null,
+  requestId: 'req_1',
+  outcome: 'ok',
+  status: 201,
+  data: { z: 1, a: { y: [1, 'two', null], b: true } },
+  ...over,
+});
+
+function chain(bodies: AuditRecordBody[]): AuditRecord[] {
+  let prev = GENESIS_HASH;
+  return bodies.map((b) => {
+    const hash = auditHash(prev, b);
+    const r = { ...b, prevHash: prev, hash };
+    prev = hash;
+    return r;
+  });
+}
+
+describe('audit record hashing', () => {
+  it('has the documented canonical form: sorted keys at every depth, ISO time, nulls kept', () => {
+    expect(canonicalAuditRecord(body())).toBe(
+      '{"action":"POST /v1/sessions","actor_key_id":"key_1","actor_role":"member","actor_subject_id":"user_a1",' +
+        '"data":{"a":{"b":true,"y":[1,"two",null]},"z":1},"id":"aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","occurred_at":"2025-01-02T03:04:05.678Z",' +
+        '"outcome":"ok","request_id":"req_1","resource_id":"sess_1","resource_type":"session","run_id":null,"seq":1,' +
+        '"session_id":"sess_1","status":201,"tenant_id":"tenant_a"}',
+    );
+  });
+
+  it('is sha256 hex of prev_hash followed by the canonical record', () => {
+    const expected = createHash('sha256').update(GENESIS_HASH + canonicalAuditRecord(body())).digest('hex');
+    expect(auditHash(GENESIS_HASH, body())).toBe(expected);
+    expect(expected).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('does not depend on key order of data, but on every field and on prev_hash', () => {
+    const h = auditHash(GENESIS_HASH, body());
+    expect(auditHash(GENESIS_HASH, body({ data: { a: { b: true, y: [1, 'two', null] }, z: 1 } }))).toBe(h);
+    expect(auditHash(GENESIS_HASH, body({ data: { z: 2, a: { y: [1, 'two', null], b: true } } }))).not.toBe(h);
+    expect(auditHash(GENESIS_HASH, body({ outcome: 'session_conflict' }))).not.toBe(h);
+    expect(auditHash(GENESIS_HASH, body({ seq: 2 }))).not.toBe(h);
+    expect(auditHash('f'.repeat(64), body())).not.toBe(h);
+  });
+
+  it('makes data jsonb-safe: NUL and lone surrogates become U+FFFD, undefined is dropped', () => {
+    expect(jsonSafe({ a: 'x\u0000y', b: '\ud800', c: '😀', d: undefined, ['k\u0000']: 1 })).toEqual({ a: 'x\uFFFDy', b: '\uFFFD', c: '😀', ['k\uFFFD']: 1 });
+    const proto = jsonSafe(JSON.parse('{"__proto__":{"x":1}}')) as Record<string, unknown>;
+    expect(Object.keys(proto)).toEqual(['__proto__']);
+    expect(jsonSafe(undefined)).toBeNull();
+  });
+});
+
+describe('verifyBatch', () => {
+  const records = chain([body(), body({ id: 'aud_2', seq: 2 }), body({ id: 'aud_3', seq: 3 })]);
+
+  it('accepts an intact chain and returns the last link', () => {
+    expect(verifyBatch({ seq: 0, hash: GENESIS_HASH }, records)).toEqual({ ok: true, last: { seq: 3, hash: records[2].hash } });
+    expect(verifyBatch({ seq: 1, hash: records[0].hash }, records.slice(1))).toEqual({ ok: true, last: { seq: 3, hash: records[2].hash } });
+  });
+
+  it('names a record whose data was changed', () => {
+    const tampered = records.map((r) => (r.seq === 2 ? { ...r, data: { z: 1 } } : r));
+    expect(verifyBatch({ seq: 0, hash: GENESIS_HASH }, tampered)).toEqual({ ok: false, checked: 1, broken: { id: 'aud_2', seq: 2, reason: 'hash_mismatch' } });
+  });
+
+  it('names a record whose prev_hash does not link, and a gap in seq', () => {
+    const relinked = records.map((r) => (r.seq === 3 ? { ...r, prevHash: GENESIS_HASH } : r));
+    expect(verifyBatch({ seq: 0, hash: GENESIS_HASH }, relinked)).toEqual({ ok: false, checked: 2, broken: { id: 'aud_3', seq: 3, reason: 'prev_hash_mismatch' } });
+    expect(verifyBatch({ seq: 0, hash: GENESIS_HASH }, [records[0], records[2]])).toEqual({ ok: false, checked: 1, broken: { id: 'aud_3', seq: 3, reason: 'seq_gap' } });
+  });
+});
