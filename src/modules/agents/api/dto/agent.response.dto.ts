@@ -1,0 +1,51 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { AgentView } from '../../application/agent-view';
+
+export class AgentToolDto {
+  @ApiProperty({ example: 'create_ticket' }) name!: string;
+  @ApiProperty({ example: 'Opens a support ticket for an order. Needs a human approval; idempotent per tool call.' }) description!: string;
+  @ApiProperty({ enum: ['auto', 'suggest', 'approve'], example: 'approve', description: '`auto` runs, `suggest` runs and is flagged, `approve` needs an approval.' })
+  risk!: 'auto' | 'suggest' | 'approve';
+  @ApiProperty({ enum: ['public', 'private'], example: 'public', description: '`private`: arguments and results are redacted for members.' })
+  visibility!: 'public' | 'private';
+  @ApiProperty({ example: true, description: 'Re-running with the same side-effect key has no further effect.' }) idempotent!: boolean;
+  @ApiProperty({ enum: ['server', 'client'], example: 'server', description: '`client`: the run waits for `POST /v1/runs/{id}/tool_outputs`.' })
+  executor!: 'server' | 'client';
+}
+
+export class AgentResponseDto {
+  @ApiProperty({ example: 'support_agent' }) id!: string;
+  @ApiProperty({ enum: ['agent'] }) object!: 'agent';
+  @ApiProperty({ example: '1', description: 'Newest version of the definition; sessions pin the version they were created with.' }) version!: string;
+  @ApiProperty({ example: 'Customer support: looks up orders, opens tickets (with human approval) and customers (client-side).' })
+  description!: string;
+  @ApiProperty({ example: 'scripted', description: 'Default model of new sessions.' }) model!: string;
+  @ApiProperty({
+    type: [AgentToolDto],
+    example: [
+      { name: 'get_order', description: 'Looks an order up by its id.', risk: 'auto', visibility: 'public', idempotent: true, executor: 'server' },
+      { name: 'create_ticket', description: 'Opens a support ticket for an order.', risk: 'approve', visibility: 'public', idempotent: true, executor: 'server' },
+      { name: 'lookup_customer', description: 'Looks a customer up by e-mail.', risk: 'auto', visibility: 'private', idempotent: false, executor: 'client' },
+    ],
+  })
+  tools!: AgentToolDto[];
+}
+
+export class AgentListResponseDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [AgentResponseDto] }) data!: AgentResponseDto[];
+  @ApiProperty({ type: String, nullable: true, example: 'assistant' }) first_id!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'support_agent' }) last_id!: string | null;
+  @ApiProperty({ example: false }) has_more!: boolean;
+}
+
+export function toAgentResponse(v: AgentView): AgentResponseDto {
+  return {
+    id: v.definition.id,
+    object: 'agent',
+    version: v.definition.version,
+    description: v.definition.description,
+    model: v.definition.model,
+    tools: v.tools.map((t) => ({ name: t.name, description: t.description, risk: t.risk, visibility: t.visibility, idempotent: t.idempotent, executor: t.executor })),
+  };
+}
