@@ -8,7 +8,9 @@ import { DeleteSessionHandler } from './application/commands/delete-session/dele
 import { UpdateSessionHandler } from './application/commands/update-session/update-session.handler';
 import { GetSessionHandler } from './application/queries/get-session/get-session.handler';
 import { ListSessionsHandler } from './application/queries/list-sessions/list-sessions.handler';
+import { MessageRepository } from './domain/message.repository';
 import { SessionRepository } from './domain/session.repository';
+import { MessageTypeormRepository } from './infrastructure/message.typeorm-repository';
 import { SessionOrmEntity } from './infrastructure/session.orm-entity';
 import { SessionTypeormRepository } from './infrastructure/session.typeorm-repository';
 
@@ -17,6 +19,7 @@ import { SessionTypeormRepository } from './infrastructure/session.typeorm-repos
   controllers: [SessionsController],
   providers: [
     { provide: SessionRepository, useClass: SessionTypeormRepository },
+    { provide: MessageRepository, useClass: MessageTypeormRepository },
     CreateSessionHandler,
     UpdateSessionHandler,
     ArchiveSessionHandler,
@@ -24,6 +27,6 @@ import { SessionTypeormRepository } from './infrastructure/session.typeorm-repos
     GetSessionHandler,
     ListSessionsHandler,
   ],
-  exports: [SessionRepository],
+  exports: [SessionRepository, MessageRepository],
 })
 export class SessionsModule {}

@@ -10,6 +10,10 @@ export abstract class SessionRepository {
   abstract findById(id: string): Promise<Session | null>;
   /** Returns whether a row was deleted. */
   abstract delete(id: string): Promise<boolean>;
+  /** Row-locks the session inside the ambient transaction (lock order: session, then run, then event counters). */
+  abstract lock(sessionId: string): Promise<void>;
+  /** Sets `active_run_id` and, when `activity` is given, `last_active_at` (runs accepted, executed, cancelled). */
+  abstract setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void>;
   abstract list(
     principal: Principal,
     page: { after?: string; limit: number; order: SortOrder },

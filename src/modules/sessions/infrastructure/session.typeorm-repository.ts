@@ -47,6 +47,17 @@ export class SessionTypeormRepository extends SessionRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  async lock(sessionId: string): Promise<void> {
+    await this.uow.manager.query(`SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
+  }
+
+  async setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void> {
+    await this.uow.manager.query(
+      `UPDATE sessions SET active_run_id = $2, last_active_at = COALESCE($3, last_active_at) WHERE id = $1`,
+      [sessionId, runId, activity ?? null],
+    );
+  }
+
   async list(principal: Principal, page: { after?: string; limit: number; order: SortOrder }) {
     const scope = (qb: ReturnType<typeof this.repo.createQueryBuilder>) => {
       qb.where('s.tenant_id = :tenant', { tenant: principal.tenantId });

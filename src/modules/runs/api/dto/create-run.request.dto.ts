@@ -1,0 +1,127 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  ValidateIf,
+  ValidateNested,
+} from 'class-validator';
+import { IsStringMap } from '../../../../common/http/string-map.validator';
+
+export class InputContentPartDto {
+  @ApiProperty({ enum: ['text', 'attachment_ref'], example: 'text' })
+  @IsIn(['text', 'attachment_ref'])
+  type!: 'text' | 'attachment_ref';
+
+  @ApiPropertyOptional({ example: 'Where is my order O-1001?', description: 'With type text.' })
+  @ValidateIf((o: InputContentPartDto) => o.type === 'text')
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200_000)
+  text?: string;
+
+  @ApiPropertyOptional({ example: 'att_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B', description: 'With type attachment_ref: a ready attachment of yours.' })
+  @ValidateIf((o: InputContentPartDto) => o.type === 'attachment_ref')
+  @IsString()
+  @MaxLength(64)
+  attachment_id?: string;
+}
+
+export class RunInputDto {
+  @ApiProperty({ enum: ['user'] })
+  @IsIn(['user'])
+  role!: 'user';
+
+  @ApiProperty({ type: [InputContentPartDto] })
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(100)
+  @ValidateNested({ each: true })
+  @Type(() => InputContentPartDto)
+  content!: InputContentPartDto[];
+}
+
+export class RunLimitsInputDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  max_steps?: number;
+
+  @ApiPropertyOptional({ minimum: 1000, maximum: 3_600_000, default: 300_000 })
+  @IsOptional()
+  @IsInt()
+  @Min(1000)
+  @Max(3_600_000)
+  timeout_ms?: number;
+
+  @ApiPropertyOptional({ minimum: 1, nullable: true, default: null })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  max_total_tokens?: number;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 1000, default: 50 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  max_tool_calls?: number;
+}
+
+export class CreateRunRequestDto {
+  @ApiProperty({ type: RunInputDto, example: { role: 'user', content: [{ type: 'text', text: 'Where is my order O-1001?' }] } })
+  @ValidateNested()
+  @Type(() => RunInputDto)
+  input!: RunInputDto;
+
+  @ApiPropertyOptional({ enum: ['stream', 'sync'], default: 'stream', description: 'sync: wait up to wait_timeout_ms for a terminal or waiting status.' })
+  @IsOptional()
+  @IsIn(['stream', 'sync'])
+  mode?: 'stream' | 'sync';
+
+  @ApiPropertyOptional({ enum: ['reject', 'enqueue'], default: 'reject', description: 'When the session already has an active run.' })
+  @IsOptional()
+  @IsIn(['reject', 'enqueue'])
+  concurrency?: 'reject' | 'enqueue';
+
+  @ApiPropertyOptional({ example: 3 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  expected_revision?: number;
+
+  @ApiPropertyOptional({ type: RunLimitsInputDto })
+  @IsOptional()
+  @ValidateNested()
+  @Type(() => RunLimitsInputDto)
+  limits?: RunLimitsInputDto;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsOptional()
+  @IsStringMap(16, 512)
+  metadata?: Record<string, string>;
+
+  @ApiPropertyOptional({ minimum: 0, maximum: 120000, default: 60000 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(120_000)
+  wait_timeout_ms?: number;
+
+  @ApiPropertyOptional({ example: 'scripted', description: "Overrides the session's model for this run only." })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  model?: string;
+}

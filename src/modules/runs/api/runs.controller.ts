@@ -1,0 +1,133 @@
+import { Body, Controller, Get, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiAcceptedResponse, ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
+import { Principal } from '../../../common/auth/principal';
+import { ApiErrors } from '../../../common/errors/error.dto';
+import { ApiIdempotencyKey } from '../../../common/http/api-docs.decorators';
+import { listPage, ListQueryDto } from '../../../common/http/pagination';
+import { ContentPart } from '../../agents/domain/model-provider';
+import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
+import { CancelRunCommand } from '../application/commands/cancel-run/cancel-run.command';
+import { CreateRunCommand } from '../application/commands/create-run/create-run.command';
+import { ListRunsQuery } from '../application/queries/list-runs/list-runs.query';
+import { RunViews } from '../application/run-views';
+import { CreateRunRequestDto } from './dto/create-run.request.dto';
+import { RunListResponseDto, RunReceiptDto, RunResponseDto } from './dto/run.response.dto';
+
+@ApiTags('Runs')
+@ApiBearerAuth('api-key')
+@Controller('v1')
+export class RunsController {
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly idempotent: IdempotentExecutor,
+    private readonly views: RunViews,
+  ) {}
+
+  @Post('sessions/:id/runs')
+  @ApiOperation({
+    summary: 'Start a run',
+    description:
+      'Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. ' +
+      'Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. ' +
+      'One active run per session: `concurrency: "reject"` (default) answers 409 `session_busy`; `"enqueue"` queues it FIFO.',
+  })
+  @ApiIdempotencyKey(true)
+  @ApiAcceptedResponse({ type: RunReceiptDto, description: 'Accepted (stream mode), or still running at the sync timeout (then the body is a Run).' })
+  @ApiOkResponse({ type: RunResponseDto, description: 'Sync mode: the run reached a terminal or waiting status.' })
+  @ApiErrors(
+    'invalid_request',
+    'idempotency_key_required',
+    'session_not_found',
+    'session_busy',
+    'session_archived',
+    'session_conflict',
+    'attachment_not_found',
+    'attachment_not_ready',
+    'attachment_expired',
+    'attachment_rejected',
+    'idempotency_conflict',
+    'idempotency_in_progress',
+  )
+  async create(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') sessionId: string,
+    @Body() dto: CreateRunRequestDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    await this.idempotent.execute(req, reply, { required: true }, async () => {
+      const run = await this.commands.execute(
+        new CreateRunCommand(principal, sessionId, {
+          content: dto.input.content as ContentPart[],
+          concurrency: dto.concurrency ?? 'reject',
+          expectedRevision: dto.expected_revision,
+          limits: dto.limits,
+          metadata: dto.metadata,
+          model: dto.model,
+        }),
+      );
+      const location = `/v1/runs/${run.id}`;
+      const headers = { location, 'content-location': location };
+      const receipt: RunReceiptDto = {
+        run_id: run.id,
+        session_id: run.sessionId,
+        user_message_id: run.userMessageId,
+        status: 'queued',
+        stream: { protocol: 'sse', url: `/v1/runs/${run.id}/events`, cursor: null },
+      };
+      if (dto.mode !== 'sync') return { status: 202, body: receipt, headers };
+      const waitMs = dto.wait_timeout_ms ?? 60_000;
+      return {
+        status: 202,
+        body: receipt,
+        headers,
+        holdMs: waitMs + 10_000,
+        finalize: async () => {
+          const settled = await this.views.waitForSettled(principal, run.id, waitMs);
+          return { status: settled.settled ? 200 : 202, body: settled.view, headers };
+        },
+      };
+    });
+  }
+
+  @Get('sessions/:id/runs')
+  @ApiOperation({ summary: "List a session's runs", description: 'Default order: desc (newest first).' })
+  @ApiOkResponse({ type: RunListResponseDto })
+  @ApiErrors('session_not_found', 'invalid_cursor', 'invalid_request')
+  async list(@CurrentPrincipal() principal: Principal, @Param('id') sessionId: string, @Query() q: ListQueryDto): Promise<RunListResponseDto> {
+    const { items, hasMore } = await this.queries.execute(
+      new ListRunsQuery(principal, sessionId, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }),
+    );
+    return listPage(await Promise.all(items.map((r) => this.views.toView(principal, r))), hasMore);
+  }
+
+  @Get('runs/:id')
+  @ApiOperation({ summary: 'Get a run' })
+  @ApiOkResponse({ type: RunResponseDto })
+  @ApiErrors('run_not_found')
+  async get(@CurrentPrincipal() principal: Principal, @Param('id') runId: string): Promise<RunResponseDto> {
+    return this.views.get(principal, runId);
+  }
+
+  @Post('runs/:id/cancel')
+  @ApiOperation({
+    summary: 'Cancel a run',
+    description:
+      'Queued and waiting runs become `cancelled` at once. A run in the middle of a model call or tool becomes `cancelling` and then `cancelled` once that step has stopped (its outcome is recorded, never guessed). ' +
+      'Cancelling a cancelled run answers 200 with the same run; any other finished run is 409 `run_finished`.',
+  })
+  @ApiIdempotencyKey(false)
+  @ApiAcceptedResponse({ type: RunResponseDto })
+  @ApiOkResponse({ type: RunResponseDto, description: 'The run was already cancelled.' })
+  @ApiErrors('run_not_found', 'run_finished')
+  async cancel(@CurrentPrincipal() principal: Principal, @Param('id') runId: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const { run, alreadyCancelled } = await this.commands.execute(new CancelRunCommand(principal, runId));
+      return { status: alreadyCancelled ? 200 : 202, body: await this.views.toView(principal, run) };
+    });
+  }
+}

@@ -1,0 +1,55 @@
+import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { Principal } from '../../../common/auth/principal';
+import { EventStore } from '../../events/domain/run-event';
+import { MessageRepository } from '../../sessions/domain/message.repository';
+import { RunResponseDto, toRunResponse } from '../api/dto/run.response.dto';
+import { RunProps } from '../domain/run.aggregate';
+import { isTerminal } from '../domain/run-status';
+import { GetRunQuery } from './queries/get-run/get-run.query';
+import { ToolArgumentsRedactor } from './tool-arguments-redactor';
+
+/** Builds the public Run resource (with its last event sequence) and waits for sync runs. */
+@Injectable()
+export class RunViews {
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly events: EventStore,
+    private readonly messages: MessageRepository,
+    private readonly redactor: ToolArgumentsRedactor,
+  ) {}
+
+  async toView(principal: Principal, run: Readonly<RunProps>): Promise<RunResponseDto> {
+    const last = await this.events.lastSequence(run.id);
+    return toRunResponse(run, last, (tool, args) => this.redactor.redact(principal, tool, args));
+  }
+
+  async get(principal: Principal, runId: string): Promise<RunResponseDto> {
+    return this.toView(principal, await this.queries.execute(new GetRunQuery(principal, runId)));
+  }
+
+  /** Polls until the run is terminal or waiting, at most `waitMs`. */
+  async waitForSettled(principal: Principal, runId: string, waitMs: number): Promise<{ settled: boolean; view: RunResponseDto }> {
+    const until = Date.now() + waitMs;
+    let delay = 20;
+    for (;;) {
+      const run = await this.queries.execute(new GetRunQuery(principal, runId));
+      const settled = isTerminal(run.status) || run.status === 'waiting_for_approval' || run.status === 'waiting_for_tool';
+      if (settled || Date.now() >= until) {
+        const view = await this.toView(principal, run);
+        if (settled) {
+          const final = run.finalMessageId ? await this.messages.findById(run.finalMessageId) : null;
+          view.output_text = final
+            ? final.content
+                .filter((p) => p.type === 'text')
+                .map((p) => (p as { text: string }).text)
+                .join('')
+            : null;
+        }
+        return { settled, view };
+      }
+      await new Promise((r) => setTimeout(r, Math.min(delay, until - Date.now())));
+      delay = Math.min(delay * 2, 250);
+    }
+  }
+}

@@ -1,0 +1,29 @@
+import { Principal } from '../../../common/auth/principal';
+import { SortOrder } from '../../../common/http/pagination';
+import { Run } from './run.aggregate';
+
+/** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
+export abstract class RunRepository {
+  abstract insert(run: Run): Promise<void>;
+  /** Conditional on `run.expectedVersion`; appends the recorded events in the same transaction. Throws ConcurrencyConflict. */
+  abstract save(run: Run): Promise<void>;
+  abstract findById(id: string): Promise<Run | null>;
+  /** The oldest non-terminal run of a session, if any. */
+  abstract findActiveInSession(sessionId: string): Promise<string | null>;
+  abstract listBySession(
+    principal: Principal,
+    sessionId: string,
+    page: { after?: string; limit: number; order: SortOrder },
+  ): Promise<{ items: Run[]; hasMore: boolean }>;
+  /**
+   * Claims one run to execute: a queued run whose session has no earlier non-terminal run
+   * (FIFO), or a running/cancelling run whose lease expired (crash take-over). SKIP LOCKED.
+   */
+  abstract claimNext(nodeId: string, leaseMs: number): Promise<Run | null>;
+  /** Extends the lease if this node still holds it; returns null when the lease is lost. */
+  abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean } | null>;
+  /** Ids of queued runs past their queue TTL, and of waiting runs whose approvals expired. */
+  abstract findExpiredQueued(limit: number): Promise<string[]>;
+  /** Releases every lease this node holds (graceful shutdown): another node resumes the runs. */
+  abstract releaseLeases(nodeId: string): Promise<number>;
+}

@@ -1,0 +1,143 @@
+import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
+import { AppConfig } from '../../../common/config/app-config';
+import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { RunPersistence } from '../application/run-persistence';
+import { RunSignals } from '../application/run-signals';
+import { RunRepository } from '../domain/run.repository';
+import { RunExecutor } from './run-executor';
+
+const IDLE_POLL_MS = 500;
+const SWEEP_EVERY_MS = 5_000;
+
+/**
+ * One per node. Claims runs with a lease (FOR UPDATE SKIP LOCKED): queued runs in FIFO order per
+ * session, and running runs whose lease expired (another node died: crash take-over). Executes
+ * up to WORKER_CONCURRENCY runs at once. A sweeper expires queued runs past RUN_QUEUE_TTL_MS.
+ * On shutdown it stops executing and releases its leases, so another node resumes the runs.
+ */
+@Injectable()
+export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('RunWorker');
+  private running = false;
+  private active = 0;
+  private wake: (() => void) | null = null;
+  private loopDone: Promise<void> = Promise.resolve();
+  private sweepTimer: NodeJS.Timeout | null = null;
+  private offWork: (() => void) | null = null;
+  private readonly executing = new Set<Promise<unknown>>();
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly runs: RunRepository,
+    private readonly executor: RunExecutor,
+    private readonly persistence: RunPersistence,
+    private readonly signals: RunSignals,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.config.workerEnabled) return;
+    this.start();
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.offWork = this.signals.onWorkAvailable(() => this.nudge());
+    this.loopDone = this.claimLoop();
+    this.sweepTimer = setInterval(() => void this.sweep(), SWEEP_EVERY_MS);
+    this.sweepTimer.unref();
+  }
+
+  /** Stops claiming; running executions stop without writing and their leases are released. */
+  async stop(): Promise<void> {
+    if (!this.running) return;
+    this.running = false;
+    this.offWork?.();
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.nudge();
+    await this.loopDone;
+    this.executor.stopAll();
+    await Promise.race([Promise.allSettled([...this.executing]), new Promise((r) => setTimeout(r, 5000))]);
+    const released = await this.runs.releaseLeases(this.config.nodeId).catch(() => 0);
+    if (released > 0) this.logger.log(`released ${released} run lease(s)`);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  private nudge(): void {
+    const w = this.wake;
+    this.wake = null;
+    w?.();
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const t = setTimeout(() => {
+        this.wake = null;
+        resolve();
+      }, ms);
+      this.wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+  }
+
+  private async claimLoop(): Promise<void> {
+    while (this.running) {
+      if (this.active >= this.config.workerConcurrency) {
+        await this.sleep(IDLE_POLL_MS);
+        continue;
+      }
+      let claimed = null;
+      try {
+        claimed = await this.runs.claimNext(this.config.nodeId, this.config.runLeaseMs);
+      } catch (err) {
+        this.logger.warn(`claim failed: ${(err as Error).message}`);
+        await this.sleep(IDLE_POLL_MS * 2);
+        continue;
+      }
+      if (!claimed) {
+        await this.sleep(IDLE_POLL_MS);
+        continue;
+      }
+      if (!this.running) {
+        await this.runs.releaseLeases(this.config.nodeId).catch(() => undefined);
+        break;
+      }
+      this.active++;
+      const p = this.executor
+        .execute(claimed)
+        .catch((err) => this.logger.error(`executor crashed on ${claimed.id}: ${(err as Error).message}`))
+        .finally(() => {
+          this.active--;
+          this.executing.delete(p);
+          this.nudge();
+        });
+      this.executing.add(p);
+    }
+  }
+
+  /** Expires queued runs that were not started within RUN_QUEUE_TTL_MS. */
+  async sweep(): Promise<number> {
+    let n = 0;
+    try {
+      for (const id of await this.runs.findExpiredQueued(100)) {
+        const run = await this.runs.findById(id);
+        if (!run || run.status !== 'queued') continue;
+        run.expire(new Date());
+        try {
+          await this.persistence.save(run);
+          n++;
+        } catch (err) {
+          if (!(err instanceof ConcurrencyConflict)) throw err;
+        }
+      }
+    } catch (err) {
+      this.logger.warn(`sweep failed: ${(err as Error).message}`);
+    }
+    return n;
+  }
+}

@@ -1,0 +1,22 @@
+import { ContentPart } from '../../agents/domain/model-provider';
+
+export type MessageRole = 'user' | 'assistant' | 'tool' | 'system';
+export type MessageStatus = 'pending' | 'streaming' | 'completed' | 'failed' | 'cancelled';
+
+/** One entry of a session's history (CONTRACT section 6). Deltas are never messages. */
+export interface MessageProps {
+  id: string;
+  tenantId: string;
+  subjectId: string;
+  sessionId: string;
+  runId: string | null;
+  role: MessageRole;
+  status: MessageStatus;
+  sequence: number;
+  content: ContentPart[];
+  metadata: Record<string, string>;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+export type NewMessage = Omit<MessageProps, 'sequence' | 'createdAt' | 'updatedAt'>;
