@@ -1,5 +1,45 @@
 import { Module } from '@nestjs/common';
+import { AppConfig } from '../../common/config/app-config';
+import { DATABASE_TARGET, DatabaseTarget } from '../../common/database/database.module';
+import { UnitOfWork } from '../../common/database/unit-of-work';
+import { AgentsModule } from '../agents/agents.module';
+import { EventsController } from './api/events.controller';
+import { SseStreamsService } from './api/sse-streams.service';
+import { EventRetentionSweeper } from './application/event-retention-sweeper';
+import { GetRunOwnerHandler } from './application/get-run-owner.handler';
+import { StreamHub } from './application/stream-hub';
+import { ToolVisibilityResolver } from './application/tool-visibility';
+import { EventStreams } from './domain/event-streams';
+import { Notifier } from './domain/notifier';
+import { EventStore } from './domain/run-event';
+import { InProcessNotifier } from './infrastructure/in-process-notifier';
+import { PgNotifier } from './infrastructure/pg-notifier';
+import { TypeormEventStore } from './infrastructure/typeorm-event-store';
 
-/** Events: see CONTRACT.md; filled in by its own issue. */
-@Module({})
+/**
+ * Events: the event store (append inside the writer's transaction), the notifier (in-process for
+ * the embedded database, LISTEN/NOTIFY for PostgreSQL), one stream hub per node, the projector,
+ * and the JSON + SSE endpoints. Exports `EventStore` (writers), `Notifier` and `StreamHub`.
+ */
+@Module({
+  imports: [AgentsModule],
+  controllers: [EventsController],
+  providers: [
+    {
+      provide: Notifier,
+      inject: [UnitOfWork, DATABASE_TARGET, AppConfig],
+      useFactory: (uow: UnitOfWork, target: DatabaseTarget) =>
+        target.kind === 'postgres' ? new PgNotifier(uow, target.url) : new InProcessNotifier(uow),
+    },
+    TypeormEventStore,
+    { provide: EventStore, useExisting: TypeormEventStore },
+    { provide: EventStreams, useExisting: TypeormEventStore },
+    StreamHub,
+    ToolVisibilityResolver,
+    SseStreamsService,
+    EventRetentionSweeper,
+    GetRunOwnerHandler,
+  ],
+  exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver],
+})
 export class EventsModule {}

@@ -68,6 +68,10 @@ export class SseConnection {
   }
 
   open(headers: Record<string, string>, retryMs: number): void {
+    if (this.raw.destroyed) {
+      this.finish('client');
+      return;
+    }
     this.raw.writeHead(200, {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { EventNotification, Notifier } from '../domain/notifier';
 import { EventStore, StoredRunEvent } from '../domain/run-event';
 
@@ -47,7 +47,7 @@ export function positionOf(kind: StreamKind, e: StoredRunEvent): number {
  * between replay and live has no gap and no duplicate. Holds no database connection while idle.
  */
 @Injectable()
-export class StreamHub implements OnModuleInit, OnModuleDestroy {
+export class StreamHub implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('StreamHub');
   private readonly streams = new Map<string, Stream>();
   private unsubscribe: (() => void) | null = null;
@@ -67,7 +67,7 @@ export class StreamHub implements OnModuleInit, OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
+  onApplicationShutdown(): void {
     this.destroyed = true;
     this.unsubscribe?.();
     for (const s of this.streams.values()) if (s.retryTimer) clearTimeout(s.retryTimer);

@@ -1,0 +1,215 @@
+import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
+import { Principal } from '../../../common/auth/principal';
+import { DomainError } from '../../../common/errors/domain-error';
+import { ApiErrors } from '../../../common/errors/error.dto';
+import { GetSessionQuery } from '../../sessions/application/queries/get-session/get-session.query';
+import { GetRunOwnerQuery, TERMINAL_RUN_STATUSES } from '../application/get-run-owner.query';
+import { StreamHub, StreamKind, Subscription } from '../application/stream-hub';
+import { ToolVisibilityResolver } from '../application/tool-visibility';
+import { projectEvent } from '../domain/event-projector';
+import { EventStreams } from '../domain/event-streams';
+import { Audience, EventStore, StoredRunEvent } from '../domain/run-event';
+import { EventsQueryDto, RunEventListResponseDto } from './dto/run-event.response.dto';
+import { SseStreamsService } from './sse-streams.service';
+
+const CURSOR_RE = /^\d{1,15}$/;
+const DEFAULT_LIMIT = 100;
+
+const SSE_EXAMPLE = [
+  'retry: 3000',
+  '',
+  'id: 1',
+  'event: run.started',
+  'data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}',
+  '',
+  ': keep-alive',
+  '',
+  '',
+].join('\n');
+
+const JSON_EXAMPLE = {
+  object: 'list',
+  data: [
+    {
+      event_id: 'evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B',
+      run_id: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C',
+      session_id: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D',
+      sequence: 1,
+      session_sequence: 5,
+      type: 'run.started',
+      occurred_at: '2025-01-02T03:04:05.678Z',
+      data: { status: 'running' },
+    },
+  ],
+  has_more: false,
+  last_sequence: 1,
+};
+
+/** Swagger for both representations of an event stream and its resume headers. */
+function ApiEventStream(kind: StreamKind) {
+  const idName = kind === 'run' ? 'sequence' : 'session_sequence';
+  return (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
+    ApiProduces('application/json', 'text/event-stream')(target, key, descriptor);
+    ApiHeader({
+      name: 'Accept',
+      required: false,
+      description: '`text/event-stream` for the SSE stream; anything else gives a JSON page.',
+      schema: { type: 'string', example: 'text/event-stream' },
+    })(target, key, descriptor);
+    ApiHeader({
+      name: 'Last-Event-ID',
+      required: false,
+      description: `SSE resume cursor (the last \`${idName}\` received); wins over \`?after\`. Delivers exactly the events after it, in order, then live ones.`,
+      schema: { type: 'string', example: '41' },
+    })(target, key, descriptor);
+    ApiResponse({
+      status: 200,
+      description:
+        `JSON (default): a page of events after \`after\`, ordered by \`${idName}\`.\n\n` +
+        `SSE (\`Accept: text/event-stream\`): first frame \`retry: 3000\`, then frames \`id: <${idName}>\`, \`event: <type>\`, \`data: <envelope JSON>\`; ` +
+        `a \`: keep-alive\` comment every SSE_KEEPALIVE_MS. Headers: \`Cache-Control: no-cache\`, \`X-Accel-Buffering: no\`, \`X-Request-Id\`. ` +
+        (kind === 'run'
+          ? 'The server closes the stream after sending `run.finished`.'
+          : 'The stream stays open across the session\'s runs until the client leaves.') +
+        ' A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.',
+      content: {
+        'application/json': { schema: { $ref: getSchemaPath(RunEventListResponseDto) }, example: JSON_EXAMPLE },
+        'text/event-stream': { schema: { type: 'string' }, example: SSE_EXAMPLE },
+      },
+    })(target, key, descriptor);
+    if (kind === 'run') {
+      ApiResponse({
+        status: 204,
+        description: 'SSE only: the run is finished and the cursor is at (or past) its last event; nothing more will come (EventSource stops reconnecting).',
+      })(target, key, descriptor);
+    }
+  };
+}
+
+@ApiTags('Events')
+@ApiBearerAuth('api-key')
+@ApiExtraModels(RunEventListResponseDto)
+@Controller('v1')
+export class EventsController {
+  constructor(
+    private readonly queries: QueryBus,
+    private readonly store: EventStore,
+    private readonly streams: EventStreams,
+    private readonly hub: StreamHub,
+    private readonly sse: SseStreamsService,
+    private readonly visibility: ToolVisibilityResolver,
+  ) {}
+
+  @Get('runs/:id/events')
+  @ApiOperation({
+    summary: "A run's events (JSON page or SSE stream)",
+    description: 'Cursor: `sequence`. Members get the public projection, admins the full events.',
+  })
+  @ApiParam({ name: 'id', example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C' })
+  @ApiEventStream('run')
+  @ApiErrors('invalid_request', 'invalid_cursor', 'run_not_found', 'cursor_expired', 'rate_limited')
+  async runEvents(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Query() q: EventsQueryDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const owner = await this.queries.execute(new GetRunOwnerQuery(principal, id));
+    await this.serve('run', owner.runId, TERMINAL_RUN_STATUSES.has(owner.status), principal, q, req, reply);
+  }
+
+  @Get('sessions/:id/events')
+  @ApiOperation({
+    summary: "A session's events across its runs (JSON page or SSE stream)",
+    description: 'Cursor: `session_sequence`. Members get the public projection, admins the full events.',
+  })
+  @ApiParam({ name: 'id', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D' })
+  @ApiEventStream('session')
+  @ApiErrors('invalid_request', 'invalid_cursor', 'session_not_found', 'cursor_expired', 'rate_limited')
+  async sessionEvents(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Query() q: EventsQueryDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    const session = await this.queries.execute(new GetSessionQuery(principal, id));
+    await this.serve('session', session.id, false, principal, q, req, reply);
+  }
+
+  private async serve(
+    kind: StreamKind,
+    id: string,
+    finished: boolean,
+    principal: Principal,
+    q: EventsQueryDto,
+    req: FastifyRequest,
+    reply: FastifyReply,
+  ): Promise<void> {
+    const wantsSse = /text\/event-stream/i.test(String(req.headers.accept ?? ''));
+    const header = req.headers['last-event-id'];
+    const headerCursor = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
+    const cursor = parseCursor(wantsSse ? (headerCursor ?? q.after) : q.after);
+    const state = await this.streams.state(id);
+    if (cursor < state.purgedThrough) {
+      throw new DomainError('cursor_expired', 'the cursor is older than the retained events; read the resource for its final state', {
+        after: cursor,
+        oldest_available: state.purgedThrough,
+      });
+    }
+    const audience: Audience = principal.role === 'admin' ? 'admin' : 'member';
+    const project = (e: StoredRunEvent) => projectEvent(e, audience, this.visibility.lookup);
+
+    if (!wantsSse) {
+      const limit = q.limit ?? DEFAULT_LIMIT;
+      const rows = kind === 'run' ? await this.store.readRun(id, cursor, limit + 1) : await this.store.readSession(id, cursor, limit + 1);
+      const page = rows.slice(0, limit);
+      const lastInPage = page.length ? (kind === 'run' ? page[page.length - 1].sequence : page[page.length - 1].sessionSequence) : 0;
+      const body: RunEventListResponseDto = {
+        object: 'list',
+        data: page.map(project),
+        has_more: rows.length > limit,
+        last_sequence: Math.max(state.lastSequence, lastInPage),
+      };
+      await reply.status(200).type('application/json').send(JSON.stringify(body));
+      return;
+    }
+
+    if (kind === 'run' && finished && cursor >= state.lastSequence) {
+      await reply.status(204).send();
+      return;
+    }
+    if (!this.sse.tryAcquire(principal.keyId)) {
+      throw new DomainError('rate_limited', 'too many open event streams for this API key', { retry_after_s: 5 });
+    }
+    reply.hijack();
+    const conn = this.sse.start(reply.raw, principal.keyId, { 'x-request-id': String(req.id) });
+    if (conn.isClosed) return;
+    let sub: Subscription | null = null;
+    conn.onClose(() => sub?.close());
+    sub = this.hub.subscribe(kind, id, cursor, {
+      deliver: (events) => {
+        for (const e of events) {
+          if (!conn.send({ id: kind === 'run' ? e.sequence : e.sessionSequence, event: e.type, data: JSON.stringify(project(e)) })) return;
+          if (kind === 'run' && e.type === 'run.finished') {
+            conn.end();
+            return;
+          }
+        }
+      },
+    });
+    if (conn.isClosed) sub.close();
+  }
+}
+
+/** A stream cursor: a non-negative integer (absent: 0). Anything else is 400 `invalid_cursor`. */
+export function parseCursor(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 0;
+  if (!CURSOR_RE.test(raw)) throw new DomainError('invalid_cursor', 'the cursor must be a non-negative integer', { after: raw });
+  return Number(raw);
+}
