@@ -1,5 +1,6 @@
 import { Logger, LogLevel as NestLogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import fastifyMultipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -56,6 +57,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
   // JSON is the only body type of JSON routes (uploads register multipart themselves): 415 otherwise.
   fastify.removeContentTypeParser(['text/plain']);
+  // Multipart is parsed lazily (streamed by the handler) and only on routes that opt in with
+  // `@RouteConfig({ multipart: true })` (uploads); every other route keeps answering 415 to it.
+  await app.register(fastifyMultipart as never, { limits: { fileSize: config.attachmentMaxBytes, files: 1 }, throwFileSizeLimit: true });
+  fastify.addHook('preValidation', async (req: FastifyRequest) => {
+    if (req.isMultipart() && (req.routeOptions.config as { multipart?: boolean } | undefined)?.multipart !== true) {
+      throw Object.assign(new Error('unsupported content type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
+    }
+  });
 
   if (config.docsEnabled) {
     const doc = new DocumentBuilder()
