@@ -51,7 +51,7 @@ export function validateJson(schema: JsonSchema, value: unknown, path = 'argumen
       break;
     case 'number':
     case 'integer':
-      if (typeof value !== 'number' || !Number.isFinite(value)) return [`${path}: must be a ${schema.type}, got ${typeOf(value)}`];
+      if (typeof value !== 'number' || !Number.isFinite(value)) return [`${path}: must be ${schema.type === 'integer' ? 'an integer' : 'a number'}, got ${typeOf(value)}`];
       if (schema.type === 'integer' && !Number.isInteger(value)) return [`${path}: must be an integer`];
       if (schema.minimum !== undefined && value < schema.minimum) problems.push(`${path}: must be >= ${schema.minimum}`);
       if (schema.maximum !== undefined && value > schema.maximum) problems.push(`${path}: must be <= ${schema.maximum}`);
