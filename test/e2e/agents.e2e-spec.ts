@@ -1,0 +1,83 @@
+import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+
+describe('GET /v1/agents', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('needs an API key', async () => {
+    const res = await t.call(null, 'GET', '/v1/agents');
+    expect(res.status).toBe(401);
+    expect(res.body.error.code).toBe('unauthorized');
+  });
+
+  it.each([KEYS.memberA1, KEYS.adminB])('lists the configured agents sorted by id (any key: %s)', async (key) => {
+    const res = await t.call(key, 'GET', '/v1/agents');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ object: 'list', first_id: 'assistant', last_id: 'support_agent', has_more: false });
+    expect(res.body.data.map((a: { id: string }) => a.id)).toEqual(['assistant', 'support_agent']);
+    for (const a of res.body.data) {
+      expect(Object.keys(a).sort()).toEqual(['description', 'id', 'model', 'object', 'tools', 'version']);
+      expect(a.object).toBe('agent');
+    }
+  });
+
+  it('shows each tool with its risk, visibility, idempotency and executor', async () => {
+    const res = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent');
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ id: 'support_agent', object: 'agent', version: '1', model: 'scripted', description: expect.any(String) });
+    const tools = Object.fromEntries(res.body.tools.map((x: Record<string, unknown>) => [x.name, x]));
+    expect(Object.keys(tools)).toEqual(['get_order', 'create_ticket', 'lookup_customer', 'read_attachment', 'get_time', 'slow_tool', 'flaky_tool']);
+    expect(tools.create_ticket).toEqual({
+      name: 'create_ticket',
+      description: expect.any(String),
+      risk: 'approve',
+      visibility: 'public',
+      idempotent: true,
+      executor: 'server',
+    });
+    expect(tools.lookup_customer).toMatchObject({ risk: 'auto', visibility: 'private', idempotent: false, executor: 'client' });
+    const assistant = await t.call(KEYS.memberA1, 'GET', '/v1/agents/assistant');
+    expect(assistant.body.tools.find((x: { name: string }) => x.name === 'calculator')).toMatchObject({ risk: 'suggest' });
+  });
+
+  it('pages with after, limit and order', async () => {
+    const p1 = await t.call(KEYS.memberA1, 'GET', '/v1/agents?limit=1');
+    expect(p1.status).toBe(200);
+    expect(p1.body).toMatchObject({ first_id: 'assistant', last_id: 'assistant', has_more: true });
+    const p2 = await t.call(KEYS.memberA1, 'GET', `/v1/agents?limit=1&after=${p1.body.last_id}`);
+    expect(p2.body).toMatchObject({ first_id: 'support_agent', last_id: 'support_agent', has_more: false });
+    const desc = await t.call(KEYS.memberA1, 'GET', '/v1/agents?order=desc');
+    expect(desc.body.data.map((a: { id: string }) => a.id)).toEqual(['support_agent', 'assistant']);
+    const empty = await t.call(KEYS.memberA1, 'GET', '/v1/agents?after=support_agent');
+    expect(empty.body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
+  });
+
+  it.each<[string, number, string]>([
+    ['/v1/agents?after=nobody', 400, 'invalid_cursor'],
+    ['/v1/agents?limit=0', 400, 'invalid_request'],
+    ['/v1/agents?limit=101', 400, 'invalid_request'],
+    ['/v1/agents?order=up', 400, 'invalid_request'],
+    ['/v1/agents/nobody', 404, 'agent_not_found'],
+  ])('%s -> %i %s', async (path, status, code) => {
+    const res = await t.call(KEYS.memberA1, 'GET', path);
+    expect(res.status).toBe(status);
+    expect(res.body.error).toMatchObject({ code, request_id: expect.any(String) });
+    expect(res.headers.get('x-request-id')).toBe(res.body.error.request_id);
+  });
+
+  it('is documented in the OpenAPI document', async () => {
+    const res = await t.call(null, 'GET', '/docs-json');
+    expect(res.status).toBe(200);
+    const list = res.body.paths['/v1/agents'].get;
+    const one = res.body.paths['/v1/agents/{id}'].get;
+    expect(list.tags).toEqual(['Agents']);
+    expect(list.responses['200'].content['application/json'].schema.$ref).toBe('#/components/schemas/AgentListResponseDto');
+    expect(Object.keys(one.responses)).toEqual(expect.arrayContaining(['200', '401', '404']));
+    expect(res.body.components.schemas.AgentToolDto.properties.risk.enum).toEqual(['auto', 'suggest', 'approve']);
+  });
+});
