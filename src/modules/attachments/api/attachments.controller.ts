@@ -65,6 +65,26 @@ function multipartError(err: unknown, maxBytes: number): unknown {
   return err;
 }
 
+/** How long a client that keeps sending after an early answer (e.g. 413) is given before its connection is cut. */
+const DRAIN_GRACE_MS = 30_000;
+
+/**
+ * The answer came before the whole body was read (size cap, invalid form). Reading stops holding
+ * anything: the rest is discarded as it arrives (memory stays flat), so the client can finish
+ * sending and read the answer; the connection is not reused, and cut if the client keeps going.
+ */
+function discardRestOfBody(req: FastifyRequest, reply: FastifyReply): void {
+  if (!reply.sent) reply.header('connection', 'close');
+  const raw = req.raw;
+  raw.removeAllListeners('data');
+  raw.unpipe();
+  raw.resume();
+  const timer = setTimeout(() => raw.socket?.destroy(), DRAIN_GRACE_MS);
+  timer.unref();
+  raw.once('end', () => clearTimeout(timer));
+  raw.once('close', () => clearTimeout(timer));
+}
+
 @ApiTags('Attachments')
 @ApiBearerAuth('api-key')
 @Controller('v1/attachments')
@@ -107,16 +127,16 @@ export class AttachmentsController {
   })
   @ApiErrors('invalid_request', 'idempotency_key_required', 'idempotency_conflict', 'idempotency_in_progress', 'payload_too_large', 'unsupported_media_type')
   async upload(@CurrentPrincipal() principal: Principal, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    if (!req.isMultipart()) throw new DomainError('unsupported_media_type', 'uploads are multipart/form-data', { expected: 'multipart/form-data' });
-    // Decided before a byte of the body is read.
-    const header = req.headers['idempotency-key'];
-    const key = Array.isArray(header) ? header[0] : header;
-    if (key === undefined || key === '') throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
-    if (!isValidIdempotencyKey(key)) throw invalid('Idempotency-Key', 'must be 1..255 printable ASCII characters');
-
-    const maxBytes = this.config.attachmentMaxBytes;
     let upload: ReceivedUpload | null = null;
     try {
+      if (!req.isMultipart()) throw new DomainError('unsupported_media_type', 'uploads are multipart/form-data', { expected: 'multipart/form-data' });
+      // Decided before a byte of the body is read.
+      const header = req.headers['idempotency-key'];
+      const key = Array.isArray(header) ? header[0] : header;
+      if (key === undefined || key === '') throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
+      if (!isValidIdempotencyKey(key)) throw invalid('Idempotency-Key', 'must be 1..255 printable ASCII characters');
+
+      const maxBytes = this.config.attachmentMaxBytes;
       let purpose: string | undefined;
       try {
         const parts: AsyncIterableIterator<Multipart> = req.parts({
@@ -148,6 +168,7 @@ export class AttachmentsController {
     } finally {
       // Too large, invalid, replayed or conflicting: the bytes of this request are not kept.
       if (upload) await this.uploads.discardIfUnfinished(upload).catch(() => undefined);
+      if (!req.raw.readableEnded) discardRestOfBody(req, reply);
     }
   }
 
