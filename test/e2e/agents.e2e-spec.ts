@@ -1,5 +1,7 @@
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
+jest.setTimeout(60_000);
+
 describe('GET /v1/agents', () => {
   let t: TestApp;
   beforeAll(async () => {

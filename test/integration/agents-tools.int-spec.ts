@@ -5,6 +5,8 @@ import { DefaultToolRegistry } from '../../src/modules/agents/infrastructure/too
 import { DemoTicketTypeormStore } from '../../src/modules/agents/infrastructure/tools/demo-ticket.typeorm-store';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
+jest.setTimeout(60_000);
+
 function ctx(key: string, over: Partial<ToolContext> = {}): ToolContext {
   const [runId, toolCallId] = key.split(':');
   return {
@@ -83,6 +85,18 @@ describe('create_ticket against the database', () => {
     expect(b).toEqual(a);
     const rows = await db.query(`SELECT ticket_id, order_id, tenant_id FROM demo_tickets WHERE idempotency_key = $1`, [key]);
     expect(rows).toEqual([{ ticket_id: a.ticket_id, order_id: 'O-1001', tenant_id: 'tenant_a' }]);
+  });
+});
+
+describe('read_attachment wired to the attachments module', () => {
+  it("reads through the app's AttachmentReader: an unknown id is tool_failed naming attachment_not_found", async () => {
+    const t = await startTestApp();
+    try {
+      const outcome = await t.app.get(ToolRegistry).execute('read_attachment', { attachment_id: 'att_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }, ctx('run_att:call_1'));
+      expect(outcome).toMatchObject({ ok: false, error: { code: 'tool_failed', message: expect.stringMatching(/^attachment_not_found: /) } });
+    } finally {
+      await t.close();
+    }
   });
 });
 
