@@ -255,6 +255,7 @@ describe('ScriptedModelProvider: built-in scenarios', () => {
       ],
       { text: /^The weather in Paris is sunny, 21°C \(humidity 40%, wind 5 km\/h\)\.$/ },
     ],
+    ['weather: drops a trailing "today"', [user('How is the weather in New York today?')], { calls: [{ name: 'get_weather', arguments: { location: 'New York' } }] }],
     ['time: asks get_time', [user('What time is it?')], { calls: [{ name: 'get_time', arguments: {} }] }],
     [
       'time: answers with the result',

@@ -150,7 +150,10 @@ export function scenarioTurn(request: Pick<ModelRequest, 'messages' | 'tools' | 
 
   const weather = WEATHER_RE.exec(userText);
   if (weather) {
-    const location = weather[1].trim().slice(0, 100);
+    const location = weather[1]
+      .replace(/\s+(today|tonight|tomorrow|right now|now|please)\s*$/i, '')
+      .trim()
+      .slice(0, 100);
     const result = latestResult(after, 'get_weather');
     if (!result) return call('get_weather', { location });
     if (!result.ok) return { text: `I could not get the weather for ${location} (${failure(result)}).` };

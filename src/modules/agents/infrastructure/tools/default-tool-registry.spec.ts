@@ -129,6 +129,8 @@ describe('DefaultToolRegistry', () => {
     ['O-1001', { order_id: 'O-1001', status: 'paid', paid: true, shipped: false }],
     ['O-1002', { order_id: 'O-1002', status: 'shipped', paid: true, shipped: true }],
     ['O-7777', { status: 'not_found', order_id: 'O-7777' }],
+    ['constructor', { status: 'not_found', order_id: 'constructor' }],
+    ['__proto__', { status: 'not_found', order_id: '__proto__' }],
   ])('get_order %s', async (order_id, expected) => {
     const outcome = await registry.execute('get_order', { order_id }, ctx());
     expect(outcome).toMatchObject({ ok: true, result: expected });

@@ -163,8 +163,7 @@ export function buildDemoTools(deps: DemoToolDeps): ToolImplementation[] {
       timeoutMs: 5_000,
       run: async (args) => {
         const id = String(args.order_id).trim();
-        const order = DEMO_ORDERS[id];
-        return order ? structuredClone(order) : { status: 'not_found', order_id: id };
+        return Object.hasOwn(DEMO_ORDERS, id) ? structuredClone(DEMO_ORDERS[id]) : { status: 'not_found', order_id: id };
       },
     },
     {
