@@ -1,5 +1,40 @@
 import { Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentsModule } from '../agents/agents.module';
+import { EventsModule } from '../events/events.module';
+import { SessionsModule } from '../sessions/sessions.module';
+import { RunsController } from './api/runs.controller';
+import { CancelRunHandler } from './application/commands/cancel-run/cancel-run.handler';
+import { CreateRunHandler } from './application/commands/create-run/create-run.handler';
+import { GetRunHandler } from './application/queries/get-run/get-run.handler';
+import { ListRunsHandler } from './application/queries/list-runs/list-runs.handler';
+import { RunPersistence } from './application/run-persistence';
+import { RunSignals } from './application/run-signals';
+import { RunViews } from './application/run-views';
+import { ToolArgumentsRedactor } from './application/tool-arguments-redactor';
+import { RunRepository } from './domain/run.repository';
+import { RunOrmEntity } from './infrastructure/run.orm-entity';
+import { RunTypeormRepository } from './infrastructure/run.typeorm-repository';
+import { RunExecutor } from './worker/run-executor';
+import { RunWorker } from './worker/run-worker';
 
-/** Runs: see CONTRACT.md; filled in by its own issue. */
-@Module({})
+/** Runs: creation, cancel, the worker (leases) and the agent loop. */
+@Module({
+  imports: [TypeOrmModule.forFeature([RunOrmEntity]), SessionsModule, AgentsModule, EventsModule],
+  controllers: [RunsController],
+  providers: [
+    { provide: RunRepository, useClass: RunTypeormRepository },
+    RunSignals,
+    RunPersistence,
+    RunViews,
+    ToolArgumentsRedactor,
+    CreateRunHandler,
+    CancelRunHandler,
+    GetRunHandler,
+    ListRunsHandler,
+    RunExecutor,
+    RunWorker,
+  ],
+  exports: [RunRepository, RunPersistence, RunSignals, RunViews, RunWorker, RunExecutor],
+})
 export class RunsModule {}

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ClaimResult, IdempotencyScope, IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
 
@@ -54,7 +55,8 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
       if (row.state === 'in_progress' && row.lock_expired) {
         // The first executor died before its operation committed (its commit would have
         // completed the record): take the claim over, conditionally, so only one retry wins.
-        const taken: Array<{ id: string }> = await m.query(
+        const taken = await queryRows<{ id: string }>(
+          m,
           `UPDATE idempotency_records SET locked_until = now() + ($2 || ' milliseconds')::interval
             WHERE id = $1 AND state = 'in_progress' AND locked_until = $3 RETURNING id`,
           [row.id, String(lockMs), row.locked_until],
@@ -81,7 +83,8 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
   }
 
   async purgeExpired(limit: number): Promise<number> {
-    const rows: Array<{ id: string }> = await this.uow.manager.query(
+    const rows = await queryRows<{ id: string }>(
+      this.uow.manager,
       `DELETE FROM idempotency_records WHERE id IN (SELECT id FROM idempotency_records WHERE expires_at <= now() LIMIT $1) RETURNING id`,
       [limit],
     );

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { queryRows } from '../../../common/database/sql';
 import { Principal } from '../../../common/auth/principal';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
@@ -85,7 +86,8 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async claimNext(nodeId: string, leaseMs: number): Promise<Run | null> {
-    const rows: Array<{ id: string }> = await this.uow.manager.query(
+    const rows = await queryRows<{ id: string }>(
+      this.uow.manager,
       `UPDATE runs SET lease_owner = $1, lease_expires_at = now() + ($2 || ' milliseconds')::interval, version = version + 1
         WHERE id = (
           SELECT r.id FROM runs r
@@ -109,7 +111,8 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {
-    const rows: Array<{ status: string; cancel_requested_at: Date | null }> = await this.uow.manager.query(
+    const rows = await queryRows<{ status: string; cancel_requested_at: Date | null }>(
+      this.uow.manager,
       `UPDATE runs SET lease_expires_at = now() + ($3 || ' milliseconds')::interval
         WHERE id = $1 AND lease_owner = $2 RETURNING status, cancel_requested_at`,
       [runId, nodeId, String(leaseMs)],
@@ -127,7 +130,8 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async releaseLeases(nodeId: string): Promise<number> {
-    const rows: Array<{ id: string }> = await this.uow.manager.query(
+    const rows = await queryRows<{ id: string }>(
+      this.uow.manager,
       `UPDATE runs SET lease_owner = NULL, lease_expires_at = NULL WHERE lease_owner = $1 RETURNING id`,
       [nodeId],
     );

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
@@ -50,7 +51,8 @@ export class MessageTypeormRepository extends MessageRepository {
   async append(m: NewMessage, options: { expectedRevision?: number; now?: Date } = {}): Promise<MessageProps> {
     const now = options.now ?? new Date();
     return this.uow.run(async (manager) => {
-      const slot: Array<{ message_seq: number; revision: number }> = await manager.query(
+      const slot = await queryRows<{ message_seq: number; revision: number }>(
+        manager,
         `UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $2
           WHERE id = $1 AND ($3::int IS NULL OR revision = $3) RETURNING message_seq, revision`,
         [m.sessionId, now, options.expectedRevision ?? null],
