@@ -1,7 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentsModule } from '../agents/agents.module';
+import { EventsModule } from '../events/events.module';
+import { MessagesController } from './api/messages.controller';
 import { SessionsController } from './api/sessions.controller';
+import { GetMessageHandler } from './application/queries/get-message/get-message.handler';
+import { ListMessagesHandler } from './application/queries/list-messages/list-messages.handler';
 import { ArchiveSessionHandler } from './application/commands/archive-session/archive-session.handler';
 import { CreateSessionHandler } from './application/commands/create-session/create-session.handler';
 import { DeleteSessionHandler } from './application/commands/delete-session/delete-session.handler';
@@ -15,8 +19,8 @@ import { SessionOrmEntity } from './infrastructure/session.orm-entity';
 import { SessionTypeormRepository } from './infrastructure/session.typeorm-repository';
 
 @Module({
-  imports: [TypeOrmModule.forFeature([SessionOrmEntity]), AgentsModule],
-  controllers: [SessionsController],
+  imports: [TypeOrmModule.forFeature([SessionOrmEntity]), AgentsModule, EventsModule],
+  controllers: [SessionsController, MessagesController],
   providers: [
     { provide: SessionRepository, useClass: SessionTypeormRepository },
     { provide: MessageRepository, useClass: MessageTypeormRepository },
@@ -26,6 +30,8 @@ import { SessionTypeormRepository } from './infrastructure/session.typeorm-repos
     DeleteSessionHandler,
     GetSessionHandler,
     ListSessionsHandler,
+    ListMessagesHandler,
+    GetMessageHandler,
   ],
   exports: [SessionRepository, MessageRepository],
 })
