@@ -251,6 +251,16 @@ describe('attachments (e2e, real multipart uploads)', () => {
     const r2 = await upload(t, KEYS.memberA1, { bytes: 'x', filename: 'a.txt', purpose: 'world_domination' });
     expect(r2.status).toBe(400);
     expect(r2.body.error.details.errors[0].field).toBe('purpose');
+    const extra = new FormData();
+    extra.append('status', 'ready');
+    extra.append('file', new Blob([Buffer.from('x')]), 'a.txt');
+    const r3 = await fetch(`${t.url}/v1/attachments`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.memberA1}`, 'idempotency-key': randomUUID() },
+      body: extra,
+    });
+    expect(r3.status).toBe(400);
+    expect(((await r3.json()) as any).error.details.errors[0].field).toBe('status');
   });
 });
 
