@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { PGliteQueryQueue } from './pglite-query-queue';
 
 /**
  * The embedded default database: PostgreSQL compiled to WASM (PGlite), served inside this
@@ -28,6 +29,9 @@ export class EmbeddedPostgres {
     }
     this.db = await PGlite.create(dir ? { dataDir: dir } : {});
     this.server = new PGLiteSocketServer({ db: this.db, host: '127.0.0.1', port: 0, maxConnections: this.maxConnections });
+    // The server's own queue interleaves extended-protocol messages of different connections
+    // (electric-sql/pglite#1046): swap in one that keeps each exchange together.
+    (this.server as unknown as { queryQueue: PGliteQueryQueue }).queryQueue = new PGliteQueryQueue(this.db);
     await this.server.start();
     const conn = this.server.getServerConn(); // "127.0.0.1:PORT"
     this.url = `postgres://postgres:postgres@${conn}/postgres`;
