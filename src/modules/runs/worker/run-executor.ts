@@ -215,8 +215,12 @@ export class RunExecutor {
     });
     if (!started) return false;
 
+    // The model sees the session's history up to this run's own input plus what this run added;
+    // input of runs queued behind it is not part of its context.
     const history = await this.messages.history(snap.sessionId);
+    const inputSeq = history.find((m) => m.id === snap.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
     const modelMessages: ModelMessage[] = history
+      .filter((m) => m.sequence <= inputSeq || m.runId === snap.id)
       .filter((m) => m.id !== messageId && (m.role !== 'assistant' || m.status === 'completed'))
       .map((m) => ({ role: m.role, content: m.content }));
     const toolSpecs: ToolSpec[] = (agent?.tools ?? [])
