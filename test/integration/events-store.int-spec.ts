@@ -1,0 +1,127 @@
+import { DATABASE_TARGET, DatabaseTarget } from '../../src/common/database/database.module';
+import { UnitOfWork } from '../../src/common/database/unit-of-work';
+import { EventNotification, Notifier } from '../../src/modules/events/domain/notifier';
+import { EventStore, EventStreamOwner } from '../../src/modules/events/domain/run-event';
+import { PgNotifier } from '../../src/modules/events/infrastructure/pg-notifier';
+import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
+import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+
+async function waitFor<T>(fn: () => T | undefined, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('TypeormEventStore', () => {
+  let t: TestApp;
+  let store: EventStore;
+  let uow: UnitOfWork;
+  const notes: EventNotification[] = [];
+  let resyncs = 0;
+
+  beforeAll(async () => {
+    t = await startTestApp(NO_WORKER);
+    store = t.app.get(EventStore);
+    uow = t.app.get(UnitOfWork);
+    t.app.get(Notifier).subscribe({ onEvents: (n) => notes.push(n), onResync: () => resyncs++ });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('assigns gap-free, unique sequences under concurrent appends to one session from several runs', async () => {
+    const session = await createSession(t, KEYS.memberA1);
+    const runs: EventStreamOwner[] = [];
+    for (let i = 0; i < 3; i++) runs.push(await insertRun(t, session));
+    const sizes = runs.map((_, r) => Array.from({ length: 8 }, (_, k) => 1 + ((r + k) % 4)));
+    await Promise.all(runs.flatMap((run, r) => sizes[r].map((n) => append(t, run, deltas(n)))));
+
+    const total = sizes.flat().reduce((a, b) => a + b, 0);
+    const all = await store.readSession(session.id, 0, 1000);
+    expect(all.map((e) => e.sessionSequence)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+    for (const [r, run] of runs.entries()) {
+      const own = await store.readRun(run.runId, 0, 1000);
+      const count = sizes[r].reduce((a, b) => a + b, 0);
+      expect(own.map((e) => e.sequence)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+      // Within a run, session order == run order (both assigned under the same locks).
+      const sessionSeqs = own.map((e) => e.sessionSequence);
+      expect([...sessionSeqs].sort((a, b) => a - b)).toEqual(sessionSeqs);
+      await expect(store.lastSequence(run.runId)).resolves.toBe(count);
+    }
+    // Bounded keyset reads.
+    const page = await store.readSession(session.id, 5, 3);
+    expect(page.map((e) => e.sessionSequence)).toEqual([6, 7, 8]);
+    await expect(store.readRun(runs[0].runId, 2, 2)).resolves.toHaveLength(2);
+  });
+
+  it('returns the stored rows exactly as they are read back', async () => {
+    const session = await createSession(t, KEYS.memberA1);
+    const run = await insertRun(t, session);
+    const data = { message_id: 'msg_1', content_index: 0, delta: 'quote " backslash \\ brace } comma , unicode é' };
+    const [written] = await append(t, run, [{ type: 'message.delta', data }]);
+    const [read] = await store.readRun(run.runId, 0, 10);
+    expect(read).toEqual(written);
+    expect(read.data).toEqual(data);
+    expect(written.id).toMatch(/^evt_/);
+    expect(written).toMatchObject({ tenantId: 'tenant_a', subjectId: 'user_a1', sessionId: session.id, runId: run.runId, sequence: 1, sessionSequence: 1 });
+  });
+
+  it('announces a committed append after commit', async () => {
+    const session = await createSession(t, KEYS.memberA1);
+    const run = await insertRun(t, session);
+    await append(t, run, deltas(3));
+    await append(t, run, deltas(2));
+    const n = await waitFor(() => notes.find((x) => x.runId === run.runId && x.lastSequence === 5));
+    expect(n).toEqual({ sessionId: session.id, runId: run.runId, lastSequence: 5, lastSessionSequence: 5 });
+  });
+
+  it("rolls back with the caller's transaction: no rows, no counter change, no notification", async () => {
+    const session = await createSession(t, KEYS.memberA1);
+    const run = await insertRun(t, session);
+    await expect(
+      uow.run(async () => {
+        await store.append(run, deltas(4));
+        throw new Error('boom');
+      }),
+    ).rejects.toThrow('boom');
+    // A committed append on another run afterwards proves notifications do flow.
+    const other = await insertRun(t, session);
+    await append(t, other, deltas(1));
+    await waitFor(() => notes.find((x) => x.runId === other.runId));
+    await new Promise((r) => setTimeout(r, 200));
+    expect(notes.filter((x) => x.runId === run.runId)).toEqual([]);
+    await expect(store.readRun(run.runId, 0, 100)).resolves.toEqual([]);
+    await expect(store.lastSequence(run.runId)).resolves.toBe(0);
+    // The session counter was rolled back too: the other run's event is session_sequence 1.
+    const [e] = await store.readSession(session.id, 0, 10);
+    expect(e.sessionSequence).toBe(1);
+  });
+
+  it('an append with no events is a no-op', async () => {
+    const session = await createSession(t, KEYS.memberA1);
+    const run = await insertRun(t, session);
+    await expect(append(t, run, [])).resolves.toEqual([]);
+    await expect(store.lastSequence(run.runId)).resolves.toBe(0);
+  });
+
+  it('PgNotifier reconnects after losing its LISTEN connection and asks subscribers to re-read', async () => {
+    const target = t.app.get<DatabaseTarget>(DATABASE_TARGET);
+    const notifier = new PgNotifier(uow, target.url);
+    let resynced = 0;
+    notifier.subscribe({ onEvents: () => undefined, onResync: () => resynced++ });
+    try {
+      await notifier.onModuleInit();
+      expect(notifier.connected).toBe(true);
+      notifier.simulateConnectionLoss();
+      expect(notifier.connected).toBe(false);
+      await waitFor(() => (resynced > 0 ? true : undefined));
+      expect(notifier.connected).toBe(true);
+    } finally {
+      await notifier.onApplicationShutdown();
+    }
+  });
+});
