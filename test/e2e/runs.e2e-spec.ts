@@ -230,3 +230,70 @@ describe('runs and the agent loop', () => {
     expect(bad.body.error.details.errors.map((e: any) => e.field)).toEqual(expect.arrayContaining(['status', 'input.role']));
   });
 });
+
+describe('runs with attachments', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function upload(key: string, name: string, body: string, idem: string) {
+    const form = new FormData();
+    form.append('file', new Blob([body], { type: 'text/plain' }), name);
+    const res = await fetch(`${t.url}/v1/attachments`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': idem }, body: form });
+    expect(res.status).toBe(202);
+    return ((await res.json()) as { id: string }).id;
+  }
+
+  async function ready(key: string, id: string) {
+    for (let i = 0; i < 200; i++) {
+      const a = await t.call(key, 'GET', `/v1/attachments/${id}`);
+      if (a.body.status !== 'scanning' && a.body.status !== 'uploaded') return a.body;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('scan never finished');
+  }
+
+  it('gives a ready attachment to the model and lets read_attachment read it', async () => {
+    const key = KEYS.memberA1;
+    const id = await upload(key, 'notes.txt', 'The secret word is pineapple.', 'up-1');
+    expect((await ready(key, id)).status).toBe('ready');
+    const sid = await createSession(t, key);
+    const r = await startRun(t, key, sid, {
+      input: {
+        role: 'user',
+        content: [
+          { type: 'text', text: script([{ tool_calls: [{ name: 'read_attachment', arguments: { attachment_id: id } }] }, { text: 'read it' }]) },
+          { type: 'attachment_ref', attachment_id: id },
+        ],
+      },
+    });
+    expect(r.status).toBe(202);
+    const done = await waitForRun(t, key, r.body.run_id, isTerminal);
+    expect(done.status).toBe('completed');
+    const events = await runEvents(t, key, r.body.run_id);
+    const completed = events.find((e) => e.type === 'tool.completed');
+    expect(JSON.stringify(completed.data.result)).toContain('pineapple');
+  });
+
+  it('refuses references that are foreign, rejected or not ready', async () => {
+    const key = KEYS.memberA1;
+    const sid = await createSession(t, key);
+    const foreign = await upload(KEYS.memberA2, 'theirs.txt', 'not yours', 'up-2');
+    await ready(KEYS.memberA2, foreign);
+    const eicar = await upload(key, 'eicar.txt', 'X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST-FILE!$H+H*', 'up-3');
+    expect((await ready(key, eicar)).status).toBe('rejected');
+    const ref = (id: string) => ({ input: { role: 'user', content: [{ type: 'text', text: 'x' }, { type: 'attachment_ref', attachment_id: id }] } });
+    const f = await startRun(t, key, sid, ref(foreign));
+    expect(f.status).toBe(404);
+    expect(f.body.error.code).toBe('attachment_not_found');
+    const rej = await startRun(t, key, sid, ref(eicar));
+    expect(rej.status).toBe(422);
+    expect(rej.body.error.code).toBe('attachment_rejected');
+    const list = await t.call(key, 'GET', `/v1/sessions/${sid}/runs`);
+    expect(list.body.data).toHaveLength(0);
+  });
+});

@@ -12,6 +12,8 @@ import { RunPersistence } from './application/run-persistence';
 import { RunSignals } from './application/run-signals';
 import { RunViews } from './application/run-views';
 import { ToolArgumentsRedactor } from './application/tool-arguments-redactor';
+import { AttachmentReferenceChecker } from '../attachments/application/attachment-reference.checker';
+import { AttachmentReferenceCheck } from './domain/attachment-reference-check';
 import { RunRepository } from './domain/run.repository';
 import { RunOrmEntity } from './infrastructure/run.orm-entity';
 import { RunTypeormRepository } from './infrastructure/run.typeorm-repository';
@@ -24,6 +26,8 @@ import { RunWorker } from './worker/run-worker';
   controllers: [RunsController],
   providers: [
     { provide: RunRepository, useClass: RunTypeormRepository },
+    // Implemented by the (global) attachments module.
+    { provide: AttachmentReferenceCheck, useExisting: AttachmentReferenceChecker },
     RunSignals,
     RunPersistence,
     RunViews,
