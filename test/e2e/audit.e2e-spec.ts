@@ -190,5 +190,9 @@ describe('audit trail over HTTP', () => {
     expect(doc.status).toBe(200);
     expect(Object.keys(doc.body.paths)).toEqual(expect.arrayContaining(['/v1/admin/audit', '/v1/admin/audit/verify']));
     expect(doc.body.paths['/v1/admin/audit'].get.responses['403']).toBeDefined();
+    const verify200 = doc.body.paths['/v1/admin/audit/verify'].get.responses['200'].content['application/json'];
+    expect(verify200.schema.$ref).toMatch(/AuditVerifyResponseDto$/);
+    expect(verify200.examples.tampered.value.first_broken.reason).toBe('hash_mismatch');
+    expect(doc.body.components.schemas.AuditRecordResponseDto.properties.hash.description).toMatch(/SHA-256/);
   });
 });

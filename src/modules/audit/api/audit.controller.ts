@@ -1,6 +1,6 @@
 import { Controller, Get, Query } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags, getSchemaPath } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExtraModels, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AdminOnly, CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
@@ -61,13 +61,11 @@ export class AuditController {
   })
   @ApiOkResponse({
     type: AuditVerifyResponseDto,
-    content: {
-      'application/json': {
-        schema: { $ref: getSchemaPath(AuditVerifyResponseDto) },
-        examples: {
-          intact: { value: { ok: true, checked: 1250 } },
-          tampered: { value: { ok: false, checked: 16, first_broken: { id: 'aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B', seq: 17, reason: 'hash_mismatch' } } },
-        },
+    examples: {
+      intact: { summary: 'The chain verifies', value: { ok: true, checked: 1250 } },
+      tampered: {
+        summary: 'A record was changed in the database',
+        value: { ok: false, checked: 16, first_broken: { id: 'aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B', seq: 17, reason: 'hash_mismatch' } },
       },
     },
   })
