@@ -173,10 +173,16 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
       // Live: read what is new after the head once, for everyone.
       for (;;) {
         if (s.subscribers.size === 0) return;
-        const page = await this.read(s, s.head);
+        const from = s.head;
+        const page = await this.read(s, from);
         if (page.length === 0) break;
         s.head = positionOf(s.kind, page[page.length - 1]);
-        for (const sub of [...s.subscribers]) this.deliver(s, sub, page);
+        for (const sub of [...s.subscribers]) {
+          // A subscriber that joined behind `from` during the read is not caught up yet: giving it
+          // this page would skip its gap. The next round replays it first.
+          if (sub.cursor < from) s.dirty = true;
+          else this.deliver(s, sub, page);
+        }
         if (page.length < HUB_PAGE_SIZE) break;
       }
     } while (s.dirty && !this.destroyed);
