@@ -1,0 +1,151 @@
+import { EventNotification, NotificationListener, Notifier } from '../domain/notifier';
+import { EventStore, EventStreamOwner, NewRunEvent, StoredRunEvent } from '../domain/run-event';
+import { HUB_PAGE_SIZE, StreamHub } from './stream-hub';
+
+/** In-memory store whose reads can be held open to interleave subscribers and writes. */
+class FakeStore extends EventStore {
+  rows: StoredRunEvent[] = [];
+  reads = 0;
+  hold: Promise<void> | null = null;
+
+  add(n: number): void {
+    for (let i = 0; i < n; i++) {
+      const seq = this.rows.length + 1;
+      this.rows.push({
+        id: `evt_${seq}`,
+        tenantId: 't',
+        subjectId: 's',
+        sessionId: 'sess_1',
+        runId: 'run_1',
+        sequence: seq,
+        sessionSequence: seq,
+        type: 'message.delta',
+        occurredAt: new Date(0),
+        data: {},
+      });
+    }
+  }
+  append(_o: EventStreamOwner, _e: NewRunEvent[]): Promise<StoredRunEvent[]> {
+    throw new Error('not used');
+  }
+  async readRun(_runId: string, after: number, limit: number): Promise<StoredRunEvent[]> {
+    this.reads++;
+    const snapshot = this.rows.filter((r) => r.sequence > after).slice(0, limit);
+    if (this.hold) await this.hold;
+    return snapshot;
+  }
+  async readSession(_id: string, after: number, limit: number): Promise<StoredRunEvent[]> {
+    return this.readRun(_id, after, limit);
+  }
+  async lastSequence(): Promise<number> {
+    return this.rows.length;
+  }
+}
+
+class FakeNotifier extends Notifier {
+  listener: NotificationListener | null = null;
+  async announce(): Promise<void> {}
+  subscribe(l: NotificationListener): () => void {
+    this.listener = l;
+    return () => (this.listener = null);
+  }
+  fire(last: number): void {
+    const n: EventNotification = { sessionId: 'sess_1', runId: 'run_1', lastSequence: last, lastSessionSequence: last };
+    this.listener?.onEvents(n);
+  }
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+const range = (a: number, b: number) => Array.from({ length: b - a + 1 }, (_, i) => a + i);
+
+function setup() {
+  const store = new FakeStore();
+  const notifier = new FakeNotifier();
+  const hub = new StreamHub(store, notifier);
+  hub.onModuleInit();
+  const sink = () => {
+    const got: number[] = [];
+    return { got, deliver: (events: StoredRunEvent[]) => got.push(...events.map((e) => e.sequence)) };
+  };
+  return { store, notifier, hub, sink };
+}
+
+describe('StreamHub', () => {
+  it('replays from the cursor, then delivers live events once per notification read', async () => {
+    const { store, notifier, hub, sink } = setup();
+    store.add(5);
+    const a = sink();
+    const b = sink();
+    hub.subscribe('run', 'run_1', 2, a);
+    hub.subscribe('run', 'run_1', 4, b);
+    await flush();
+    expect(a.got).toEqual([3, 4, 5]);
+    expect(b.got).toEqual([5]);
+    store.add(3);
+    const before = store.reads;
+    notifier.fire(8);
+    await flush();
+    expect(a.got).toEqual(range(3, 8));
+    expect(b.got).toEqual(range(5, 8));
+    expect(store.reads - before).toBe(1); // one read, shared by both subscribers
+  });
+
+  it('a subscriber joining behind the head during a read is replayed first (no gap, no duplicate)', async () => {
+    const { store, notifier, hub, sink } = setup();
+    store.add(10);
+    let release!: () => void;
+    store.hold = new Promise<void>((r) => (release = r));
+    const late = sink();
+    const early = sink();
+    hub.subscribe('run', 'run_1', 8, late); // creates the stream, head = 8, read in flight
+    await flush();
+    hub.subscribe('run', 'run_1', 0, early); // joins behind the head while the read is held
+    store.add(2);
+    notifier.fire(12);
+    store.hold = null;
+    release();
+    for (let i = 0; i < 10; i++) await flush();
+    expect(late.got).toEqual(range(9, 12));
+    expect(early.got).toEqual(range(1, 12));
+  });
+
+  it('a cursor beyond the data does not hide later events from other subscribers', async () => {
+    const { store, notifier, hub, sink } = setup();
+    store.add(3);
+    const future = sink();
+    hub.subscribe('run', 'run_1', 100, future);
+    await flush();
+    const now = sink();
+    hub.subscribe('run', 'run_1', 3, now);
+    await flush();
+    store.add(2);
+    notifier.fire(5);
+    await flush();
+    expect(now.got).toEqual([4, 5]);
+    expect(future.got).toEqual([]);
+  });
+
+  it('pages long replays and stops reading for closed subscribers', async () => {
+    const { store, hub, sink } = setup();
+    store.add(HUB_PAGE_SIZE * 2 + 7);
+    const a = sink();
+    const sub = hub.subscribe('run', 'run_1', 0, a);
+    for (let i = 0; i < 10; i++) await flush();
+    expect(a.got).toEqual(range(1, HUB_PAGE_SIZE * 2 + 7));
+    sub.close();
+    expect(hub.stats()).toEqual({ streams: 0, subscribers: 0 });
+  });
+
+  it('re-reads every stream on resync (notifications may have been lost)', async () => {
+    const { store, notifier, hub, sink } = setup();
+    const a = sink();
+    hub.subscribe('run', 'run_1', 0, a);
+    await flush();
+    store.add(2); // committed while the LISTEN connection was down: no notification
+    await flush();
+    expect(a.got).toEqual([]);
+    notifier.listener!.onResync();
+    await flush();
+    expect(a.got).toEqual([1, 2]);
+  });
+});
