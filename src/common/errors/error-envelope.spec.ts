@@ -124,6 +124,20 @@ describe('error envelope', () => {
       expect(res.body.error.details).toEqual({ errors: [{ field: 'body', message: 'empty JSON body' }] });
     });
 
+    it('Fastify errors wrapped by Nest as HttpException(cause) map by their code', () => {
+      const fst = Object.assign(new Error("Body is not valid JSON but content-type is set to 'application/json'"), {
+        name: 'FastifyError',
+        code: 'FST_ERR_CTP_INVALID_JSON_BODY',
+        statusCode: 400,
+      });
+      const res = toErrorResponse(new HttpException(fst.message, 400, { cause: fst }), REQ);
+      expect(res.status).toBe(400);
+      expect(res.body.error.message).toBe('malformed JSON body');
+      expect(res.body.error.details).toEqual({ errors: [{ field: 'body', message: 'malformed JSON' }] });
+      const big = Object.assign(new Error('Request body is too large'), { name: 'FastifyError', code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 });
+      expect(toErrorResponse(new HttpException(big.message, 413, { cause: big }), REQ).body.error.code).toBe('payload_too_large');
+    });
+
     it('malformed JSON -> 400 invalid_request', () => {
       const err = Object.assign(new SyntaxError('Unexpected token } in JSON at position 9'), { statusCode: 400 });
       const res = toErrorResponse(err, REQ);

@@ -71,6 +71,8 @@ function fromFastifyError(err: { code?: string; statusCode?: number; message?: s
       return envelope('invalid_request', 'body must not be empty when content-type is application/json', requestId, {
         errors: [{ field: 'body', message: 'empty JSON body' }],
       });
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return envelope('invalid_request', 'malformed JSON body', requestId, { errors: [{ field: 'body', message: 'malformed JSON' }] });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return envelope('invalid_request', 'invalid content-length', requestId, { errors: [] });
     default:
@@ -86,6 +88,12 @@ function fromFastifyError(err: { code?: string; statusCode?: number; message?: s
 export function toErrorResponse(err: unknown, requestId: string): ErrorResponse {
   if (err instanceof DomainError) return envelope(err.code, err.message, requestId, err.details, err.runId);
   if (err instanceof HttpException) {
+    // Nest's Fastify adapter wraps Fastify's own 4xx errors (body parsing, limits) as `cause`.
+    const cause = (err as { cause?: unknown }).cause;
+    if (cause && typeof cause === 'object') {
+      const fastify = fromFastifyError(cause as { code?: string }, requestId);
+      if (fastify) return fastify;
+    }
     const status = err.getStatus();
     const response = err.getResponse() as { fieldErrors?: FieldError[] } | string;
     if (status === 404) return envelope('not_found', 'no such route', requestId);
