@@ -4,6 +4,7 @@ import { Events1764489800000 } from './1764489800000-events';
 import { DemoTickets1764489900000 } from './1764489900000-demo-tickets';
 import { Attachments1764490000000 } from './1764490000000-attachments';
 import { Audit1764490100000 } from './1764490100000-audit';
+import { Approvals1764490200000 } from './1764490200000-approvals';
 
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
@@ -16,4 +17,5 @@ export const MIGRATIONS = [
   DemoTickets1764489900000,
   Attachments1764490000000,
   Audit1764490100000,
+  Approvals1764490200000,
 ];

@@ -6,6 +6,7 @@ import { SessionsModule } from '../sessions/sessions.module';
 import { RunsController } from './api/runs.controller';
 import { CancelRunHandler } from './application/commands/cancel-run/cancel-run.handler';
 import { CreateRunHandler } from './application/commands/create-run/create-run.handler';
+import { SubmitToolOutputsHandler } from './application/commands/submit-tool-outputs/submit-tool-outputs.handler';
 import { GetRunHandler } from './application/queries/get-run/get-run.handler';
 import { ListRunsHandler } from './application/queries/list-runs/list-runs.handler';
 import { RunPersistence } from './application/run-persistence';
@@ -34,11 +35,12 @@ import { RunWorker } from './worker/run-worker';
     ToolArgumentsRedactor,
     CreateRunHandler,
     CancelRunHandler,
+    SubmitToolOutputsHandler,
     GetRunHandler,
     ListRunsHandler,
     RunExecutor,
     RunWorker,
   ],
-  exports: [RunRepository, RunPersistence, RunSignals, RunViews, RunWorker, RunExecutor],
+  exports: [RunRepository, RunPersistence, RunSignals, RunViews, RunWorker, RunExecutor, ToolArgumentsRedactor],
 })
 export class RunsModule {}

@@ -13,7 +13,9 @@ import { CancelRunCommand } from '../application/commands/cancel-run/cancel-run.
 import { CreateRunCommand } from '../application/commands/create-run/create-run.command';
 import { ListRunsQuery } from '../application/queries/list-runs/list-runs.query';
 import { RunViews } from '../application/run-views';
+import { SubmitToolOutputsCommand } from '../application/commands/submit-tool-outputs/submit-tool-outputs.command';
 import { CreateRunRequestDto } from './dto/create-run.request.dto';
+import { SubmitToolOutputsRequestDto } from './dto/tool-outputs.request.dto';
 import { RunListResponseDto, RunReceiptDto, RunResponseDto } from './dto/run.response.dto';
 
 @ApiTags('Runs')
@@ -128,6 +130,29 @@ export class RunsController {
     await this.idempotent.execute(req, reply, {}, async () => {
       const { run, alreadyCancelled } = await this.commands.execute(new CancelRunCommand(principal, runId));
       return { status: alreadyCancelled ? 200 : 202, body: await this.views.toView(principal, run) };
+    });
+  }
+
+  @Post('runs/:id/tool_outputs')
+  @ApiOperation({
+    summary: 'Submit client-side tool outputs',
+    description:
+      'For a run in `waiting_for_tool`: give the output (or error) of each pending client tool call (`pending_tool_calls`). When none is left pending the run resumes. ' +
+      'Ids that are not pending: 409 `tool_output_not_expected`; a finished run: 409 `run_finished`.',
+  })
+  @ApiIdempotencyKey(false)
+  @ApiOkResponse({ type: RunResponseDto })
+  @ApiErrors('invalid_request', 'run_not_found', 'tool_output_not_expected', 'run_finished')
+  async toolOutputs(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') runId: string,
+    @Body() dto: SubmitToolOutputsRequestDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const run = await this.commands.execute(new SubmitToolOutputsCommand(principal, runId, dto.tool_outputs));
+      return { status: 200, body: await this.views.toView(principal, run) };
     });
   }
 }

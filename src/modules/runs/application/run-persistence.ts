@@ -1,6 +1,7 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { SessionRepository } from '../../sessions/domain/session.repository';
+import { ApprovalGate } from '../domain/approval-gate';
 import { Run } from '../domain/run.aggregate';
 import { RunRepository } from '../domain/run.repository';
 import { RunSignals } from './run-signals';
@@ -17,6 +18,7 @@ export class RunPersistence {
     private readonly runs: RunRepository,
     private readonly sessions: SessionRepository,
     private readonly signals: RunSignals,
+    @Optional() private readonly approvals?: ApprovalGate,
   ) {}
 
   async save(run: Run, inTx?: () => Promise<void>): Promise<void> {
@@ -27,6 +29,7 @@ export class RunPersistence {
       if (inTx) await inTx();
       await this.runs.save(run);
       if (endedNow) {
+        await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
         const next = await this.runs.findActiveInSession(run.owner.sessionId);
         await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         this.uow.afterCommit(() => this.signals.workAvailable());

@@ -396,7 +396,10 @@ export class RunExecutor {
       return saved && opened ? 'waiting' : 'conflict';
     }
     if (def?.executor === 'client') {
-      run.updatePending(p.tool_call_id, { status: 'awaiting_client' });
+      // Handed to the client: from here on it is executing (tool.started), until tool_outputs.
+      run.countToolCall();
+      run.updatePending(p.tool_call_id, { status: 'awaiting_client', attempt: 1 });
+      run.record('tool.started', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: 1 });
       run.wait('waiting_for_tool', 'client_tool');
       return (await this.save(run, ctx)) ? 'waiting' : 'conflict';
     }
