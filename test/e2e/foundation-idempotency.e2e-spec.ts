@@ -142,7 +142,7 @@ describe('foundation e2e: idempotency over HTTP', () => {
       body: '{}',
     });
     expect(res.status).toBe(400);
-    const body = await res.json();
+    const body = (await res.json()) as { error: { code: string; details: { errors: Array<{ field: string }> } } };
     expect(body.error.code).toBe('invalid_request');
     expect(body.error.details.errors[0].field).toBe('Idempotency-Key');
   });
