@@ -1,20 +1,19 @@
-import { Logger, LogLevel as NestLogLevel } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import fastifyMultipart from '@fastify/multipart';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
-import { AppConfig, LogLevel } from './common/config/app-config';
+import { AppConfig } from './common/config/app-config';
 import { newId } from './common/ids/ids';
+import { registerHttpLogging } from './common/logging/http-logging';
+import { createRootLogger, PinoNestLogger } from './common/logging/logger';
+import { httpMetricsObserver } from './common/metrics/http-metrics';
+import { Metrics } from './common/metrics/metrics';
+import { registerRateLimit } from './modules/ops/rate-limit';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
-
-function nestLogLevels(level: LogLevel): NestLogLevel[] {
-  const order: NestLogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
-  const idx = { fatal: 0, error: 1, warn: 2, info: 3, debug: 4, trace: 5 }[level];
-  return order.slice(0, idx + 1);
-}
 
 export const API_DESCRIPTION = `
 Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
@@ -34,27 +33,39 @@ with the same key and body replays the stored response with \`Idempotent-Replaye
 
 /** Builds the Nest application (not yet listening). Used by main.ts and by the e2e tests. */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+  // Structured JSON logs (pino) for Nest and Fastify alike; request bodies and headers are never logged.
+  const rootLogger = createRootLogger(config.logLevel, { node_id: config.nodeId });
   const adapter = new FastifyAdapter({
+    loggerInstance: rootLogger,
+    // Fastify's own per-request lines are off: registerHttpLogging writes one line per request.
+    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'req_id' }),
     bodyLimit: config.bodyMaxBytes,
     genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
       const inbound = req.headers['x-request-id'];
       return typeof inbound === 'string' && REQUEST_ID_RE.test(inbound) ? inbound : newId('req');
     },
     requestIdHeader: false,
-    // SSE streams are long-lived: no overall request timeout; idle sockets still time out.
-    requestTimeout: 0,
+    // Slow clients: the whole request (headers + body) must arrive within requestTimeout, and a socket
+    // with no traffic either way for connectionTimeout is closed. Neither cuts an SSE stream: its
+    // request is complete once headers arrived, and keep-alive comments (SSE_KEEPALIVE_MS, which
+    // the config requires to be shorter) count as traffic. headersTimeout is set on the server below.
+    requestTimeout: config.httpRequestTimeoutMs,
+    connectionTimeout: config.httpConnectionTimeoutMs,
     keepAliveTimeout: 72_000,
     return503OnClosing: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
-    logger: nestLogLevels(config.logLevel),
+    logger: new PinoNestLogger(rootLogger),
     bufferLogs: false,
     abortOnError: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
+  app.getHttpServer().headersTimeout = config.httpHeadersTimeoutMs;
+  registerHttpLogging(fastify, rootLogger, [httpMetricsObserver(app.get(Metrics))]);
   fastify.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
     reply.header('x-request-id', String(req.id));
   });
+  await registerRateLimit(app, config);
   // JSON is the only body type of JSON routes (uploads register multipart themselves): 415 otherwise.
   fastify.removeContentTypeParser(['text/plain']);
   // Multipart is parsed lazily (streamed by the handler) and only on routes that opt in with
@@ -81,7 +92,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       customSiteTitle: 'Agent API docs',
     });
   }
-  app.enableShutdownHooks();
+  // Signals are handled by main.ts (graceful shutdown with a hard deadline), not by Nest.
   return app;
 }
 

@@ -8,6 +8,7 @@ import { ConfigModule } from './common/config/config.module';
 import { DatabaseModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { HealthController } from './common/health/health.controller';
+import { MetricsModule } from './common/metrics/metrics.module';
 import { ContractValidationPipe } from './common/http/validation';
 import { AgentsModule } from './modules/agents/agents.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
@@ -15,6 +16,7 @@ import { AttachmentsModule } from './modules/attachments/attachments.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { EventsModule } from './modules/events/events.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
+import { OpsModule } from './modules/ops/ops.module';
 import { RunsModule } from './modules/runs/runs.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 
@@ -25,6 +27,7 @@ export class AppModule {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        MetricsModule,
         DatabaseModule,
         CqrsModule.forRoot(),
         IdempotencyModule,
@@ -35,6 +38,7 @@ export class AppModule {
         ApprovalsModule,
         AttachmentsModule,
         AuditModule,
+        OpsModule,
       ],
       controllers: [HealthController],
       providers: [

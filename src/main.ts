@@ -1,6 +1,48 @@
 import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp, listen } from './app.factory';
 import { ConfigError, loadConfig } from './common/config/app-config';
+
+/** CONTRACT section 12: after SIGTERM the process is gone within 10 s, whatever happens. */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
+
+/**
+ * Graceful shutdown on SIGTERM / SIGINT: `app.close()` ends the SSE streams cleanly (clients
+ * resume elsewhere with Last-Event-ID), stops the run worker and releases its leases (another node
+ * resumes the runs), closes the HTTP server and then the database. A hard timer exits the process
+ * if any of that hangs; a second signal exits at once.
+ */
+function handleSignals(app: NestFastifyApplication): void {
+  let shuttingDown = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    const logger = new Logger('Shutdown');
+    if (shuttingDown) {
+      logger.warn(`${signal} again: exiting now`);
+      process.exit(1);
+    }
+    shuttingDown = true;
+    const started = Date.now();
+    logger.log(`${signal} received: shutting down (deadline ${SHUTDOWN_DEADLINE_MS} ms)`);
+    const hard = setTimeout(() => {
+      logger.error(`shutdown did not finish within ${SHUTDOWN_DEADLINE_MS} ms: exiting`);
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS - 250);
+    hard.unref();
+    app
+      .close()
+      .then(() => {
+        logger.log(`shut down cleanly in ${Date.now() - started} ms`);
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        logger.error(`shutdown failed: ${err instanceof Error ? err.message : String(err)}`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
 
 async function main(): Promise<void> {
   let config;
@@ -14,6 +56,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const app = await createApp(config);
+  handleSignals(app);
   await listen(app, config);
 }
 

@@ -42,6 +42,10 @@ export class AppConfig {
   runLeaseMs!: number;
   nodeId!: string;
   dbPoolSize!: number;
+  /** Server timeouts against slow clients (none of them cuts an SSE stream whose keep-alives flow). */
+  httpHeadersTimeoutMs!: number;
+  httpRequestTimeoutMs!: number;
+  httpConnectionTimeoutMs!: number;
 }
 
 export class ConfigError extends Error {
@@ -137,6 +141,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.runLeaseMs = int('RUN_LEASE_MS', 15_000, 1000, 3_600_000);
   c.nodeId = str('NODE_ID', `${hostname()}:${process.pid}`);
   c.dbPoolSize = int('DB_POOL_SIZE', 10, 1, 200);
+  c.httpHeadersTimeoutMs = int('HTTP_HEADERS_TIMEOUT_MS', 15_000, 100, 600_000);
+  c.httpRequestTimeoutMs = int('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
+  c.httpConnectionTimeoutMs = int('HTTP_CONNECTION_TIMEOUT_MS', 75_000, 100, 3_600_000);
+  if (c.httpHeadersTimeoutMs > c.httpRequestTimeoutMs) {
+    problems.push(`HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS`);
+  }
+  if (c.httpConnectionTimeoutMs <= c.sseKeepaliveMs) {
+    problems.push(`HTTP_CONNECTION_TIMEOUT_MS (${c.httpConnectionTimeoutMs}) must be longer than SSE_KEEPALIVE_MS (${c.sseKeepaliveMs}), or idle SSE streams would be cut`);
+  }
 
   if (problems.length > 0) throw new ConfigError(problems);
   return c;

@@ -1,4 +1,4 @@
-import { Controller, Get, Param, Query, Req, Res } from '@nestjs/common';
+import { Controller, Get, Optional, Param, Query, Req, Res } from '@nestjs/common';
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -6,6 +6,7 @@ import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { DomainError } from '../../../common/errors/domain-error';
 import { ApiErrors } from '../../../common/errors/error.dto';
+import { Metrics } from '../../../common/metrics/metrics';
 import { GetSessionQuery } from '../../sessions/application/queries/get-session/get-session.query';
 import { GetRunOwnerQuery, TERMINAL_RUN_STATUSES } from '../application/get-run-owner.query';
 import { StreamHub, StreamKind, Subscription } from '../application/stream-hub';
@@ -102,6 +103,7 @@ export class EventsController {
     private readonly hub: StreamHub,
     private readonly sse: SseStreamsService,
     private readonly visibility: ToolVisibilityResolver,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   @Get('runs/:id/events')
@@ -196,6 +198,7 @@ export class EventsController {
       deliver: (events) => {
         for (const e of events) {
           if (!conn.send({ id: kind === 'run' ? e.sequence : e.sessionSequence, event: e.type, data: JSON.stringify(project(e)) })) return;
+          this.metrics?.recordDeliveryLag(e.occurredAt);
           if (kind === 'run' && e.type === 'run.finished') {
             conn.end();
             return;

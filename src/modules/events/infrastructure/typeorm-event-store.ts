@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { Metrics } from '../../../common/metrics/metrics';
 import { newId } from '../../../common/ids/ids';
 import { EventStreamState, EventStreams, PurgeResult } from '../domain/event-streams';
 import { Notifier } from '../domain/notifier';
@@ -52,6 +53,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly notifier: Notifier,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     super();
   }
@@ -103,6 +105,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         ],
       );
       await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence });
+      if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
     });
   }

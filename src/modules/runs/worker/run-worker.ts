@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../../common/config/app-config';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { withLogContext } from '../../../common/logging/log-context';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
 import { RunRepository } from '../domain/run.repository';
@@ -108,8 +109,8 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
         break;
       }
       this.active++;
-      const p = this.executor
-        .execute(claimed)
+      // Every log line of this execution carries its run id.
+      const p = withLogContext({ runId: claimed.id }, () => this.executor.execute(claimed))
         .catch((err) => this.logger.error(`executor crashed on ${claimed.id}: ${(err as Error).message}`))
         .finally(() => {
           this.active--;

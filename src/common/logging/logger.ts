@@ -1,0 +1,98 @@
+import type { LoggerService } from '@nestjs/common';
+import pino, { DestinationStream, Logger as Pino } from 'pino';
+import { LogLevel } from '../config/app-config';
+import { currentLogContext } from './log-context';
+
+/** Header and body paths that must never reach a log line. */
+export const REDACTED_PATHS = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'headers.authorization',
+  'headers.cookie',
+  'req.body',
+  'body',
+];
+
+/** The process's root logger: JSON lines on stdout (or `destination`), ISO times, level names. */
+export function createRootLogger(level: LogLevel, base: Record<string, unknown> = {}, destination?: DestinationStream): Pino {
+  return pino(
+    {
+      level,
+      base: { pid: process.pid, ...base },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+    },
+    destination,
+  );
+}
+
+/** The fields of the ambient request/run context, in log-line names. */
+export function contextFields(): Record<string, string> {
+  const ctx = currentLogContext();
+  const out: Record<string, string> = {};
+  if (ctx?.requestId) out.req_id = ctx.requestId;
+  if (ctx?.runId) out.run_id = ctx.runId;
+  return out;
+}
+
+const STACK_RE = /\n\s+at /;
+
+/**
+ * Nest's logger on pino: every line is one JSON object with `context`, and the ambient
+ * `req_id` / `run_id` (see log-context.ts). Objects given as the message are merged as fields.
+ */
+export class PinoNestLogger implements LoggerService {
+  constructor(readonly pino: Pino) {}
+
+  log(message: unknown, ...params: unknown[]): void {
+    this.write('info', message, params);
+  }
+  error(message: unknown, ...params: unknown[]): void {
+    this.write('error', message, params, true);
+  }
+  warn(message: unknown, ...params: unknown[]): void {
+    this.write('warn', message, params);
+  }
+  debug(message: unknown, ...params: unknown[]): void {
+    this.write('debug', message, params);
+  }
+  verbose(message: unknown, ...params: unknown[]): void {
+    this.write('trace', message, params);
+  }
+  fatal(message: unknown, ...params: unknown[]): void {
+    this.write('fatal', message, params, true);
+  }
+
+  private write(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', message: unknown, params: unknown[], mayHaveStack = false): void {
+    if (!this.pino.isLevelEnabled(level)) return;
+    const rest = [...params];
+    let context: string | undefined;
+    let stack: string | undefined;
+    // Nest appends the logger's context as the last string argument.
+    if (rest.length > 0 && typeof rest[rest.length - 1] === 'string') {
+      const last = rest[rest.length - 1] as string;
+      if (!(mayHaveStack && rest.length === 1 && STACK_RE.test(last))) {
+        context = last;
+        rest.pop();
+      }
+    }
+    if (mayHaveStack && rest.length > 0 && (typeof rest[0] === 'string' || rest[0] === undefined)) {
+      stack = rest.shift() as string | undefined;
+    }
+    const fields: Record<string, unknown> = { ...contextFields() };
+    if (context) fields.context = context;
+    if (stack) fields.stack = stack;
+    let msg: string;
+    if (message instanceof Error) {
+      msg = message.message;
+      fields.stack ??= message.stack;
+    } else if (message && typeof message === 'object') {
+      Object.assign(fields, message);
+      msg = typeof (message as { msg?: unknown }).msg === 'string' ? String((message as { msg: string }).msg) : '';
+    } else {
+      msg = String(message);
+    }
+    this.pino[level](fields, msg);
+  }
+}
