@@ -124,6 +124,13 @@ describe('approvals and client tools', () => {
     const adminEvents = await runEvents(t, KEYS.adminA, run.id);
     expect(adminEvents.find((e) => e.type === 'tool.completed').data.result).toEqual({ name: 'Ada', tier: 'gold' });
     expect(adminEvents.map((e) => e.sequence)).toEqual(events.map((e) => e.sequence));
+    // Raw, unredacted data stays in the audit trail, which is hash-chained.
+    const audit = await t.call(KEYS.adminA, 'GET', `/v1/admin/audit?run_id=${run.id}&action=run_event.tool.completed`);
+    expect(audit.status).toBe(200);
+    expect(JSON.stringify(audit.body.data)).toContain('"tier":"gold"');
+    const verify = await t.call(KEYS.adminA, 'GET', '/v1/admin/audit/verify');
+    expect(verify.body).toMatchObject({ ok: true });
+    expect(verify.body.checked).toBeGreaterThan(events.length);
     const late = await t.call(key, 'POST', `/v1/runs/${run.id}/tool_outputs`, { tool_outputs: [{ tool_call_id: callId, output: {} }] });
     expect(late.body.error.code).toBe('run_finished');
   });

@@ -6,7 +6,6 @@ import { AgentsModule } from '../agents/agents.module';
 import { EventsController } from './api/events.controller';
 import { SseStreamsService } from './api/sse-streams.service';
 import { EventRetentionSweeper } from './application/event-retention-sweeper';
-import { GetRunOwnerHandler } from './application/get-run-owner.handler';
 import { StreamHub } from './application/stream-hub';
 import { ToolVisibilityResolver } from './application/tool-visibility';
 import { EventStreams } from './domain/event-streams';
@@ -38,7 +37,6 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
     ToolVisibilityResolver,
     SseStreamsService,
     EventRetentionSweeper,
-    GetRunOwnerHandler,
   ],
   exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver],
 })

@@ -8,6 +8,7 @@ import { CancelRunHandler } from './application/commands/cancel-run/cancel-run.h
 import { CreateRunHandler } from './application/commands/create-run/create-run.handler';
 import { SubmitToolOutputsHandler } from './application/commands/submit-tool-outputs/submit-tool-outputs.handler';
 import { GetRunHandler } from './application/queries/get-run/get-run.handler';
+import { GetRunOwnerHandler } from './application/queries/get-run-owner/get-run-owner.handler';
 import { ListRunsHandler } from './application/queries/list-runs/list-runs.handler';
 import { RunPersistence } from './application/run-persistence';
 import { RunSignals } from './application/run-signals';
@@ -37,6 +38,7 @@ import { RunWorker } from './worker/run-worker';
     CancelRunHandler,
     SubmitToolOutputsHandler,
     GetRunHandler,
+    GetRunOwnerHandler,
     ListRunsHandler,
     RunExecutor,
     RunWorker,

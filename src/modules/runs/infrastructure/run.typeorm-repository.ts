@@ -4,7 +4,8 @@ import { Principal } from '../../../common/auth/principal';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
-import { EventStore } from '../../events/domain/run-event';
+import { AuditTrail } from '../../audit/domain/audit-trail';
+import { EventStore, EventStreamOwner, NewRunEvent } from '../../events/domain/run-event';
 import { Run } from '../domain/run.aggregate';
 import { RunRepository } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
@@ -18,8 +19,16 @@ export class RunTypeormRepository extends RunRepository {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly events: EventStore,
+    private readonly audit: AuditTrail,
   ) {
     super();
+  }
+
+  /** Appends run events and their audit records (last: the audit chain lock is held to commit). */
+  private async appendEvents(owner: EventStreamOwner, events: NewRunEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const stored = await this.events.append(owner, events);
+    await this.audit.appendRunEvents(stored);
   }
 
   private get repo() {
@@ -30,7 +39,7 @@ export class RunTypeormRepository extends RunRepository {
     const events = run.pullEvents();
     await this.uow.run(async () => {
       await this.repo.insert(runToRow(run) as never);
-      if (events.length) await this.events.append(run.owner, events);
+      await this.appendEvents(run.owner, events);
     });
     run.markSaved();
   }
@@ -54,7 +63,7 @@ export class RunTypeormRepository extends RunRepository {
         .where('id = :id AND version = :expected', { id, expected: run.expectedVersion })
         .execute();
       if (result.affected !== 1) throw new ConcurrencyConflict('run', id, run.expectedVersion);
-      if (events.length) await this.events.append(run.owner, events);
+      await this.appendEvents(run.owner, events);
     });
     run.markSaved();
   }
