@@ -297,3 +297,29 @@ describe('runs with attachments', () => {
     expect(list.body.data).toHaveLength(0);
   });
 });
+
+describe('queued run expiry', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ RUN_QUEUE_TTL_MS: '1000' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('a queued run not started within RUN_QUEUE_TTL_MS expires; the run ahead of it is unaffected', async () => {
+    const key = KEYS.memberA1;
+    const sid = await createSession(t, key);
+    const first = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 7000, text: 'slow' }])) });
+    const queued = await startRun(t, key, sid, { input: userInput('later'), concurrency: 'enqueue' });
+    const expired = await waitForRun(t, key, queued.body.run_id, isTerminal, 15000);
+    expect(expired.status).toBe('expired');
+    expect(expired.started_at).toBeNull();
+    const events = await runEvents(t, key, queued.body.run_id);
+    expect(events.map((e) => e.type)).toEqual(['usage', 'run.finished']);
+    expect(events[1].data.status).toBe('expired');
+    const running = await t.call(key, 'GET', `/v1/runs/${first.body.run_id}`);
+    expect(running.body.status).toBe('running');
+    await t.call(key, 'POST', `/v1/runs/${first.body.run_id}/cancel`);
+  });
+});
