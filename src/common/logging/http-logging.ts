@@ -13,8 +13,9 @@ export function runIdOf(req: FastifyRequest, reply: FastifyReply): string | unde
   return m?.[1];
 }
 
-function isEventStream(reply: FastifyReply): boolean {
-  return /text\/event-stream/.test(String(reply.raw.getHeader('content-type') ?? ''));
+/** An SSE response (its headers go out with writeHead on the hijacked socket, so ask the request). */
+function isEventStream(req: FastifyRequest, reply: FastifyReply): boolean {
+  return reply.statusCode === 200 && /text\/event-stream/i.test(String(req.headers.accept ?? ''));
 }
 
 export interface RequestObserver {
@@ -34,7 +35,7 @@ export function registerHttpLogging(fastify: FastifyInstance, logger: Pino, obse
     const route = req.routeOptions?.url ?? 'unmatched';
     const status = reply.statusCode;
     const seconds = reply.elapsedTime / 1000;
-    const stream = isEventStream(reply);
+    const stream = isEventStream(req, reply);
     for (const o of observers) o(req, reply, { route, status, seconds, stream });
     const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
     if (logger.isLevelEnabled(level)) {
