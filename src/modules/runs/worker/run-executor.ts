@@ -232,11 +232,15 @@ export class RunExecutor {
     let text = '';
     const toolCalls: Array<{ id: string; name: string; arguments: unknown }> = [];
     let usage = { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0 };
+    // The message row holds exactly the text of the deltas written so far, so a take-over can
+    // complete it with content equal to the concatenated deltas.
+    let flushed = '';
     const buffer = new DeltaBuffer(async (delta) => {
       run.record('message.delta', { message_id: messageId, content_index: 0, delta });
-      const flushedText = text;
+      const flushedText = flushed + delta;
       const saved = await this.save(run, ctx, () => this.messages.update(messageId, { content: [{ type: 'text', text: flushedText }] }));
       if (!saved) throw new ConcurrencyConflict('run', run.id, run.expectedVersion);
+      flushed = flushedText;
     });
 
     const callSignal = AbortSignal.any([ctx.abort.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
