@@ -1,0 +1,271 @@
+/**
+ * A small typed client for the Agent API over `fetch` (Node >= 20 or a browser).
+ *
+ * Types come from `./schema` (generated from the service's OpenAPI document); this file adds
+ * authentication, JSON, the error envelope as a typed `ApiError`, automatic `Idempotency-Key`
+ * headers on POSTs (reused across the client's own retries, so a retry never runs twice), and
+ * bounded retries of retryable failures (network errors, 429/503, `retryable: true`).
+ */
+import type { components, paths } from './schema';
+
+export type Schemas = components['schemas'];
+export type Agent = Schemas['AgentResponseDto'];
+export type Session = Schemas['SessionResponseDto'];
+export type CreateSessionRequest = Schemas['CreateSessionRequestDto'];
+export type UpdateSessionRequest = Schemas['UpdateSessionRequestDto'];
+export type Message = Schemas['MessageResponseDto'];
+export type Run = Schemas['RunResponseDto'];
+export type RunStatus = Run['status'];
+export type RunReceipt = Schemas['RunReceiptDto'];
+export type CreateRunRequest = Schemas['CreateRunRequestDto'];
+export type SubmitToolOutputsRequest = Schemas['SubmitToolOutputsRequestDto'];
+export type RunEventEnvelope = Schemas['RunEventResponseDto'];
+export type RunEventPage = Schemas['RunEventListResponseDto'];
+export type Approval = Schemas['ApprovalResponseDto'];
+export type DecideApprovalRequest = Schemas['DecideApprovalRequestDto'];
+export type Attachment = Schemas['AttachmentResponseDto'];
+export type AuditRecord = Schemas['AuditRecordResponseDto'];
+export type AuditVerifyResult = Schemas['AuditVerifyResponseDto'];
+export type ErrorBody = Schemas['ErrorBodyDto'];
+
+/** A page of a collection (`{"object":"list","data":[...],"first_id","last_id","has_more"}`). */
+export interface ListPage<T> {
+  object: 'list';
+  data: T[];
+  first_id?: string | null;
+  last_id?: string | null;
+  has_more: boolean;
+}
+
+type QueryOf<P extends keyof paths, M extends 'get'> = paths[P][M] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+export type ListQuery = QueryOf<'/v1/sessions', 'get'>;
+export type AuditQuery = QueryOf<'/v1/admin/audit', 'get'>;
+
+export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'expired', 'terminated'];
+export const isTerminal = (status: RunStatus): boolean => TERMINAL_RUN_STATUSES.includes(status);
+
+/** A non-2xx answer of the API (the contract's error envelope), or a transport failure. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    /** HTTP status; 0 when the request never got an answer (network error). */
+    readonly status: number,
+    /** Contract error code (`session_not_found`, `session_busy`, ...); `network_error` for transport failures. */
+    readonly code: string,
+    message: string,
+    readonly type: ErrorBody['type'] | 'network',
+    readonly retryable: boolean,
+    readonly requestId: string | null,
+    readonly details: Record<string, unknown> = {},
+    readonly runId: string | null = null,
+    /** Seconds from `Retry-After`, when the server sent one. */
+    readonly retryAfterS: number | null = null,
+  ) {
+    super(message);
+  }
+
+  /** Builds an ApiError from a fetch Response (parses the envelope; tolerates a non-JSON body). */
+  static async fromResponse(res: Response): Promise<ApiError> {
+    const text = await res.text().catch(() => '');
+    const retryAfter = Number(res.headers.get('retry-after'));
+    const retryAfterS = Number.isFinite(retryAfter) && retryAfter >= 0 && res.headers.has('retry-after') ? retryAfter : null;
+    let body: { error?: Partial<ErrorBody> } | undefined;
+    try {
+      body = text ? (JSON.parse(text) as { error?: Partial<ErrorBody> }) : undefined;
+    } catch {
+      body = undefined;
+    }
+    const e = body?.error;
+    if (e && typeof e.code === 'string') {
+      return new ApiError(
+        res.status,
+        e.code,
+        e.message ?? e.code,
+        e.type ?? 'server_error',
+        e.retryable === true,
+        e.request_id ?? res.headers.get('x-request-id'),
+        (e.details as Record<string, unknown>) ?? {},
+        e.run_id ?? null,
+        retryAfterS,
+      );
+    }
+    const retryable = res.status === 429 || res.status === 502 || res.status === 503 || res.status === 504;
+    return new ApiError(res.status, `http_${res.status}`, text.slice(0, 200) || res.statusText, 'server_error', retryable, res.headers.get('x-request-id'), {}, null, retryAfterS);
+  }
+
+  static network(err: unknown): ApiError {
+    const msg = err instanceof Error ? err.message + (err.cause instanceof Error ? ` (${err.cause.message})` : '') : String(err);
+    return new ApiError(0, 'network_error', msg, 'network', true, null);
+  }
+}
+
+export interface ClientOptions {
+  /** Service root, e.g. `http://127.0.0.1:3000` (no `/v1`). */
+  baseUrl: string;
+  apiKey: string;
+  /** A fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+  /** Retries of retryable failures per request (default 2). 0 disables retries. */
+  retries?: number;
+  /** First retry delay in ms (doubles each time, capped at 5 s; Retry-After wins when larger). */
+  retryDelayMs?: number;
+  /** Idempotency keys for POSTs (default: `crypto.randomUUID()`). */
+  idempotencyKey?: () => string;
+}
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | null | undefined>;
+  body?: unknown;
+  headers?: Record<string, string>;
+  /** POST only: the key to send (default: a fresh one per call, reused across retries). */
+  idempotencyKey?: string;
+  signal?: AbortSignal;
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+const enc = encodeURIComponent;
+
+export class AgentApiClient {
+  readonly baseUrl: string;
+  private readonly fetchImpl: typeof fetch;
+  private readonly retries: number;
+  private readonly retryDelayMs: number;
+  private readonly newKey: () => string;
+
+  constructor(private readonly options: ClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.fetchImpl = options.fetch ?? ((...args) => fetch(...args));
+    this.retries = Math.max(0, options.retries ?? 2);
+    this.retryDelayMs = options.retryDelayMs ?? 250;
+    this.newKey = options.idempotencyKey ?? (() => globalThis.crypto.randomUUID());
+  }
+
+  /** Headers every call sends (also used by the SSE reader). */
+  authHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.options.apiKey}` };
+  }
+
+  url(path: string, query?: RequestOptions['query']): string {
+    const u = new URL(this.baseUrl + path);
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, String(v));
+    return u.toString();
+  }
+
+  /** The raw fetch used by this client (for the SSE helper). */
+  get fetcher(): typeof fetch {
+    return this.fetchImpl;
+  }
+
+  /** One JSON call; returns the parsed body (undefined for 204). Throws ApiError for non-2xx. */
+  async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
+    const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders(), ...opts.headers };
+    if (opts.body !== undefined) headers['content-type'] = 'application/json';
+    if (method === 'POST') headers['idempotency-key'] = opts.idempotencyKey ?? this.newKey();
+    const url = this.url(path, opts.query);
+    const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    for (let attempt = 0; ; attempt++) {
+      let error: ApiError;
+      try {
+        const res = await this.fetchImpl(url, { method, headers, body, signal: opts.signal });
+        if (res.ok) {
+          if (res.status === 204) return undefined as T;
+          const text = await res.text();
+          return (text ? JSON.parse(text) : undefined) as T;
+        }
+        error = await ApiError.fromResponse(res);
+      } catch (err) {
+        if (opts.signal?.aborted) throw err;
+        error = err instanceof ApiError ? err : ApiError.network(err);
+      }
+      if (!error.retryable || attempt >= this.retries) throw error;
+      const backoff = Math.min(5000, this.retryDelayMs * 2 ** attempt);
+      await sleep(Math.max(backoff, (error.retryAfterS ?? 0) * 1000), opts.signal);
+    }
+  }
+
+  // ---- agents
+  listAgents(): Promise<ListPage<Agent>> {
+    return this.request('GET', '/v1/agents');
+  }
+  getAgent(id: string): Promise<Agent> {
+    return this.request('GET', `/v1/agents/${enc(id)}`);
+  }
+
+  // ---- sessions
+  listSessions(query: ListQuery = {}): Promise<ListPage<Session>> {
+    return this.request('GET', '/v1/sessions', { query: query as RequestOptions['query'] });
+  }
+  createSession(body: CreateSessionRequest = {}, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<Session> {
+    return this.request('POST', '/v1/sessions', { body, ...opts });
+  }
+  getSession(id: string): Promise<Session> {
+    return this.request('GET', `/v1/sessions/${enc(id)}`);
+  }
+  updateSession(id: string, body: UpdateSessionRequest): Promise<Session> {
+    return this.request('POST', `/v1/sessions/${enc(id)}`, { body });
+  }
+  archiveSession(id: string): Promise<Session> {
+    return this.request('POST', `/v1/sessions/${enc(id)}/archive`, { body: {} });
+  }
+  deleteSession(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/sessions/${enc(id)}`);
+  }
+  listMessages(sessionId: string, query: ListQuery = {}): Promise<ListPage<Message>> {
+    return this.request('GET', `/v1/sessions/${enc(sessionId)}/messages`, { query: query as RequestOptions['query'] });
+  }
+  getMessage(sessionId: string, messageId: string): Promise<Message> {
+    return this.request('GET', `/v1/sessions/${enc(sessionId)}/messages/${enc(messageId)}`);
+  }
+
+  // ---- runs
+  /** Starts a run (202 receipt). An Idempotency-Key is always sent (a fresh one unless given). */
+  createRun(sessionId: string, body: CreateRunRequest, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<RunReceipt> {
+    return this.request('POST', `/v1/sessions/${enc(sessionId)}/runs`, { body, ...opts });
+  }
+  /** Shorthand: a run whose input is one user text. */
+  sendText(sessionId: string, text: string, extra: Omit<CreateRunRequest, 'input'> = {}): Promise<RunReceipt> {
+    return this.createRun(sessionId, { ...extra, input: { role: 'user', content: [{ type: 'text', text }] } });
+  }
+  listRuns(sessionId: string, query: ListQuery = {}): Promise<ListPage<Run>> {
+    return this.request('GET', `/v1/sessions/${enc(sessionId)}/runs`, { query: query as RequestOptions['query'] });
+  }
+  getRun(id: string): Promise<Run> {
+    return this.request('GET', `/v1/runs/${enc(id)}`);
+  }
+  cancelRun(id: string): Promise<Run> {
+    return this.request('POST', `/v1/runs/${enc(id)}/cancel`, { body: {} });
+  }
+  submitToolOutputs(id: string, body: SubmitToolOutputsRequest): Promise<Run> {
+    return this.request('POST', `/v1/runs/${enc(id)}/tool_outputs`, { body });
+  }
+  /** One JSON page of a run's events (`after` = last sequence seen). */
+  listRunEvents(id: string, query: { after?: number; limit?: number } = {}): Promise<RunEventPage> {
+    return this.request('GET', `/v1/runs/${enc(id)}/events`, { query });
+  }
+
+  // ---- approvals
+  listApprovals(runId: string): Promise<ListPage<Approval>> {
+    return this.request('GET', `/v1/runs/${enc(runId)}/approvals`);
+  }
+  decideApproval(runId: string, approvalId: string, body: DecideApprovalRequest): Promise<Approval> {
+    return this.request('POST', `/v1/runs/${enc(runId)}/approvals/${enc(approvalId)}`, { body });
+  }
+
+  // ---- attachments
+  getAttachment(id: string): Promise<Attachment> {
+    return this.request('GET', `/v1/attachments/${enc(id)}`);
+  }
+
+  // ---- admin audit
+  listAudit(query: AuditQuery = {}): Promise<ListPage<AuditRecord>> {
+    return this.request('GET', '/v1/admin/audit', { query: query as RequestOptions['query'] });
+  }
+  verifyAudit(): Promise<AuditVerifyResult> {
+    return this.request('GET', '/v1/admin/audit/verify');
+  }
+}

@@ -1,0 +1,3 @@
+export * from './client';
+export * from './sse';
+export type { components, paths } from './schema';
