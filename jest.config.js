@@ -59,5 +59,10 @@ module.exports = {
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
+    // Real processes (dist/src/main.js): not part of `npm test`. `npm run test:reliability` builds and
+    // runs it (RELIABILITY=1 turns the project on).
+    ...(process.env.RELIABILITY === '1'
+      ? [{ ...common, displayName: 'reliability', testMatch: ['<rootDir>/test/reliability/**/*.rel-spec.ts'] }]
+      : []),
   ],
 };
