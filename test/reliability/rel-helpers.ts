@@ -287,3 +287,66 @@ export class Figures {
     process.stdout.write(`RELIABILITY ${JSON.stringify(line)}\n`);
   }
 }
+
+export interface SseRecord {
+  id: number;
+  type: string;
+  data: any;
+  receivedAt: number;
+}
+
+/**
+ * A minimal SSE reader (fetch + eventsource-parser) that records every event, the keep-alives and
+ * how the stream ended: `clean` (the server finished the body) or `error` (reset / aborted).
+ */
+export class SseReader {
+  readonly events: SseRecord[] = [];
+  comments = 0;
+  status = 0;
+  end: 'open' | 'clean' | 'error' = 'open';
+  readonly done: Promise<void>;
+  private readonly controller = new AbortController();
+  private resolveOpened!: () => void;
+  readonly opened = new Promise<void>((r) => (this.resolveOpened = r));
+
+  constructor(url: string, key: string, headers: Record<string, string> = {}) {
+    this.done = this.read(url, key, headers);
+  }
+
+  private async read(url: string, key: string, headers: Record<string, string>): Promise<void> {
+    const { createParser } = await import('eventsource-parser');
+    try {
+      const res = await fetch(url, { headers: { accept: 'text/event-stream', authorization: `Bearer ${key}`, ...headers }, signal: this.controller.signal });
+      this.status = res.status;
+      this.resolveOpened();
+      if (res.status !== 200 || !res.body) {
+        await res.text().catch(() => '');
+        this.end = 'clean';
+        return;
+      }
+      const parser = createParser({
+        onEvent: (m) => this.events.push({ id: Number(m.id), type: m.event ?? 'message', data: JSON.parse(m.data), receivedAt: Date.now() }),
+        onComment: () => this.comments++,
+      });
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+      this.end = 'clean';
+    } catch {
+      this.resolveOpened();
+      this.end = 'error';
+    }
+  }
+
+  async waitFor(what: string, ms: number, pred: (events: SseRecord[]) => boolean): Promise<void> {
+    const deadline = Date.now() + ms;
+    while (!pred(this.events)) {
+      if (this.end !== 'open') throw new Error(`the stream ended (${this.end}) before ${what}`);
+      if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+      await sleep(20);
+    }
+  }
+
+  close(): void {
+    this.controller.abort();
+  }
+}
