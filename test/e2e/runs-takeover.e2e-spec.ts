@@ -38,6 +38,7 @@ describe('lease take-over', () => {
     await loseLeaseWhen(r.body.run_id, (ev) => ev.some((e) => e.type === 'message.delta'));
     const done = await waitForRun(t, key, r.body.run_id, isTerminal);
     expect(done.status).toBe('completed');
+    expect(done.step_count).toBe(1); // the interrupted turn was redone, not counted twice
     const events = await runEvents(t, key, r.body.run_id);
     expect(contractOrderProblems(events)).toEqual([]);
     expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);

@@ -313,6 +313,12 @@ export class Run {
     this.touch();
   }
 
+  /** A model turn interrupted by a crash is redone: it does not count as a step. */
+  abandonStep(): void {
+    if (this.props.stepCount > 0) this.props.stepCount -= 1;
+    this.touch();
+  }
+
   addModelUsage(u: { input_tokens: number; output_tokens: number; cached_input_tokens?: number }): void {
     this.props.usage.input_tokens += u.input_tokens;
     this.props.usage.output_tokens += u.output_tokens;

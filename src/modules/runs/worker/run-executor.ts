@@ -340,6 +340,7 @@ export class RunExecutor {
     const content = msg?.content ?? [];
     run.record('message.completed', { message_id: id, content });
     run.setStreamingMessage(null);
+    run.abandonStep();
     return this.save(run, ctx, () => this.messages.update(id, { status: 'failed', content }));
   }
 
