@@ -1,11 +1,14 @@
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import fastifyMultipart from '@fastify/multipart';
+import fastifyStatic from '@fastify/static';
+import { join } from 'node:path';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
 import { AppConfig } from './common/config/app-config';
+import { projectRoot } from './common/config/project-root';
 import { newId } from './common/ids/ids';
 import { registerHttpLogging } from './common/logging/http-logging';
 import { createRootLogger, PinoNestLogger } from './common/logging/logger';
@@ -76,6 +79,10 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       throw Object.assign(new Error('unsupported content type'), { code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE', statusCode: 415 });
     }
   });
+
+  // The web console (console/ at the repo root): public static files; the page asks for the API key.
+  await app.register(fastifyStatic as never, { root: join(projectRoot(), 'console'), prefix: '/console/', decorateReply: false, cacheControl: false });
+  fastify.get('/console', (_req: FastifyRequest, reply: FastifyReply) => reply.redirect('/console/', 302));
 
   if (config.docsEnabled) {
     const doc = new DocumentBuilder()

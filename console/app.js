@@ -1,0 +1,638 @@
+// Agent API console: vanilla JS modules, no build step. Hash routes:
+//   #/sessions  #/sessions/<id>  #/audit?run_id=...
+import { Api, ApiError, followRun } from './api.js';
+
+const KEY_STORAGE = 'agent-api-console.key';
+const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'expired', 'terminated']);
+const main = document.getElementById('main');
+const state = { api: null, role: null, liveRun: null };
+
+// ---------- tiny DOM helpers (text only through textContent: nothing from the API is parsed as HTML)
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === 'class') el.className = v;
+    else if (k.startsWith('on') && typeof v === 'function') el.addEventListener(k.slice(2), v);
+    else if (k === 'dataset') Object.assign(el.dataset, v);
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) if (c !== null && c !== undefined && c !== false) el.append(c instanceof Node ? c : String(c));
+  return el;
+}
+const fmtTime = (iso) => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '–');
+const fmtClock = (iso) => (iso ? new Date(iso).toLocaleTimeString(undefined, { hour12: false }) + '.' + String(new Date(iso).getMilliseconds()).padStart(3, '0') : '–');
+const compact = (v, max = 160) => {
+  const s = JSON.stringify(v) ?? '';
+  return s.length > max ? s.slice(0, max - 1) + '…' : s;
+};
+const shortId = (id) => (id && id.length > 14 ? `${id.slice(0, 9)}…${id.slice(-4)}` : id);
+
+function chip(status, extra = '') {
+  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live' }[status];
+  return h('span', { class: `chip ${tone ? `chip-${tone}` : ''} ${extra}` }, String(status).replaceAll('_', ' '));
+}
+
+function toast(message, bad = false) {
+  const t = h('div', { class: `toast ${bad ? 'toast-bad' : ''}` }, message);
+  document.getElementById('toasts').append(t);
+  setTimeout(() => t.remove(), 6000);
+}
+function describeError(err) {
+  if (err instanceof ApiError) return `${err.code}: ${err.message}${err.requestId ? ` (request ${err.requestId})` : ''}`;
+  return String(err && err.message ? err.message : err);
+}
+
+function setPage(title, ...nodes) {
+  document.title = `${title} · Agent API console`;
+  main.replaceChildren(...nodes);
+}
+
+// ---------- identity
+async function signIn(key) {
+  const api = new Api(key);
+  await api.get('/v1/sessions', { limit: 1 }); // 401 for an unknown key
+  let role = 'member';
+  try {
+    await api.get('/v1/admin/audit', { limit: 1 });
+    role = 'admin';
+  } catch (err) {
+    if (!(err instanceof ApiError && err.status === 403)) throw err;
+  }
+  state.api = api;
+  state.role = role;
+  sessionStorage.setItem(KEY_STORAGE, key);
+  document.getElementById('nav').hidden = false;
+  document.getElementById('identity').hidden = false;
+  document.getElementById('nav-audit').hidden = role !== 'admin';
+  document.getElementById('key-badge').replaceChildren('Key ', h('strong', {}, `${key.slice(0, 4)}…${key.slice(-4)}`), ` · ${role}`);
+}
+
+function signOut() {
+  sessionStorage.removeItem(KEY_STORAGE);
+  stopLive();
+  state.api = null;
+  state.role = null;
+  document.getElementById('nav').hidden = true;
+  document.getElementById('identity').hidden = true;
+  renderKeyView();
+}
+
+function renderKeyView(error) {
+  const input = h('input', { id: 'api-key', type: 'password', name: 'api-key', autocomplete: 'off', required: true, 'aria-describedby': 'api-key-hint', spellcheck: 'false' });
+  const err = h('p', { class: 'error-text', id: 'key-error', role: 'alert' }, error || '');
+  const form = h(
+    'form',
+    {
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.textContent = '';
+        const button = form.querySelector('button');
+        button.disabled = true;
+        try {
+          await signIn(input.value.trim());
+          location.hash = '#/sessions';
+          await route();
+        } catch (e2) {
+          err.textContent = e2 instanceof ApiError && e2.status === 401 ? 'This key is not known to the service.' : describeError(e2);
+          button.disabled = false;
+          input.focus();
+        }
+      },
+    },
+    h('label', { for: 'api-key' }, 'API key'),
+    input,
+    h('p', { class: 'hint', id: 'api-key-hint' }, 'Sent as a Bearer token. Kept in this tab only (sessionStorage). Local development key: ', h('code', {}, 'dev-key-0001'), '.'),
+    err,
+    h('button', { class: 'btn btn-primary', type: 'submit' }, 'Continue'),
+  );
+  setPage('Sign in', h('section', { class: 'panel key-view', 'aria-labelledby': 'key-title' }, h('h1', { id: 'key-title' }, 'Open the console'), h('p', { class: 'muted' }, 'Enter an API key to see your sessions, chat with agents, approve tool calls and, as an admin, read the audit trail.'), form));
+  input.focus();
+}
+
+// ---------- sessions list
+async function renderSessions() {
+  const api = state.api;
+  const [page, agents] = await Promise.all([api.get('/v1/sessions', { limit: 50 }), api.get('/v1/agents').catch(() => ({ data: [] }))]);
+  const rows = page.data.map((s) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, h('a', { href: `#/sessions/${s.id}` }, s.title || 'Untitled session'), h('div', { class: 'muted small mono' }, s.id)),
+      h('td', {}, s.agent_id),
+      h('td', {}, chip(s.active_run_id ? 'running' : s.status)),
+      h('td', { class: 'small' }, fmtTime(s.last_active_at)),
+    ),
+  );
+  const table = page.data.length
+    ? h('div', { class: 'table-wrap' }, h('table', {}, h('caption', { class: 'visually-hidden' }, 'Your sessions, newest first'), h('thead', {}, h('tr', {}, h('th', { scope: 'col' }, 'Session'), h('th', { scope: 'col' }, 'Agent'), h('th', { scope: 'col' }, 'Status'), h('th', { scope: 'col' }, 'Last active'))), h('tbody', {}, rows)))
+    : h('p', { class: 'empty' }, 'No sessions yet. Create one to start chatting.');
+
+  const title = h('input', { id: 'new-title', type: 'text', name: 'title', maxlength: 200, placeholder: 'e.g. Order O-1001' });
+  const agent = h('select', { id: 'new-agent', name: 'agent' }, h('option', { value: '' }, 'Default agent'), agents.data.map((a) => h('option', { value: a.id }, `${a.id} – ${a.description || a.model}`)));
+  const err = h('p', { class: 'error-text', role: 'alert' });
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.textContent = '';
+        try {
+          const body = {};
+          if (title.value.trim()) body.title = title.value.trim();
+          if (agent.value) body.agent_id = agent.value;
+          const s = await api.post('/v1/sessions', body);
+          location.hash = `#/sessions/${s.id}`;
+        } catch (e2) {
+          err.textContent = describeError(e2);
+        }
+      },
+    },
+    h('div', {}, h('label', { for: 'new-title' }, 'Title ', h('span', { class: 'muted' }, '(optional)')), title),
+    agents.data.length ? h('div', {}, h('label', { for: 'new-agent' }, 'Agent'), agent) : null,
+    err,
+    h('button', { class: 'btn btn-primary', type: 'submit' }, 'Create session'),
+  );
+  setPage(
+    'Sessions',
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Sessions'), h('p', {}, page.data.length ? `${page.data.length}${page.has_more ? '+' : ''} session${page.data.length === 1 ? '' : 's'}` : 'Conversations with your agents'))),
+    h('div', { class: 'sessions-layout' }, h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Session list' }, table), h('section', { class: 'panel', 'aria-labelledby': 'new-session-title' }, h('h2', { id: 'new-session-title' }, 'New session'), form)),
+  );
+}
+
+// ---------- session view
+function messageNodes(m) {
+  const nodes = [];
+  if (m.role === 'tool') {
+    for (const p of m.content) {
+      if (p.type !== 'tool_result') continue;
+      nodes.push(h('div', { class: 'tool-line' }, chip(p.ok === false ? 'failed' : 'completed'), h('span', { class: 'mono' }, `${p.tool_name || 'tool'} → ${compact(p.ok === false ? p.error : p.result, 110)}`)));
+    }
+    return nodes;
+  }
+  const text = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('');
+  if (text) nodes.push(h('div', { class: `msg msg-${m.role === 'user' ? 'user' : 'assistant'}` }, h('div', { class: 'msg-role' }, m.role), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(m.created_at), m.status !== 'completed' ? ` · ${m.status}` : '')));
+  for (const p of m.content) {
+    if (p.type === 'tool_call') nodes.push(h('div', { class: 'tool-line' }, h('span', { 'aria-hidden': 'true' }, '⚙'), h('span', { class: 'mono' }, `${p.tool_name} ${compact(p.arguments, 110)}`)));
+    if (p.type === 'attachment_ref') nodes.push(h('div', { class: 'tool-line' }, `📎 ${p.attachment_id}`));
+  }
+  return nodes;
+}
+
+function stopLive() {
+  if (state.liveRun) state.liveRun.abort();
+  state.liveRun = null;
+}
+
+async function renderSession(id) {
+  const api = state.api;
+  const [session, messages, runs] = await Promise.all([api.get(`/v1/sessions/${id}`), api.get(`/v1/sessions/${id}/messages`, { limit: 100 }), api.get(`/v1/sessions/${id}/runs`, { limit: 10 })]);
+  const list = h('div', { class: 'messages', id: 'messages', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off' });
+  for (const m of messages.data) list.append(...messageNodes(m));
+  if (!messages.data.length) list.append(h('p', { class: 'empty', id: 'empty-hint' }, 'No messages yet. Try “Please help with order O-1001”.'));
+
+  const runStatus = h('span', { id: 'run-status', role: 'status', 'aria-live': 'polite' });
+  const cancel = h('button', { class: 'btn btn-bad btn-sm', type: 'button', id: 'cancel-run' }, 'Cancel run');
+  const runLabel = h('span', { class: 'muted small mono' });
+  const runbar = h('div', { class: 'runbar', hidden: true }, h('strong', { class: 'small' }, 'Run'), runLabel, runStatus, h('span', { class: 'spacer' }), cancel);
+
+  const textarea = h('textarea', { id: 'composer-input', name: 'message', rows: 3, placeholder: 'Write a message…', 'aria-describedby': 'composer-hint' });
+  const send = h('button', { class: 'btn btn-primary', type: 'submit', id: 'send' }, 'Send');
+  const composerErr = h('p', { class: 'error-text', role: 'alert' });
+  const composer = h(
+    'form',
+    { class: 'composer', 'aria-label': 'Send a message', onsubmit: (e) => (e.preventDefault(), submit()) },
+    h('label', { for: 'composer-input', class: 'visually-hidden' }, 'Message'),
+    textarea,
+    composerErr,
+    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line'), send),
+  );
+  textarea.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+      e.preventDefault();
+      submit();
+    }
+  });
+  const archived = session.status === 'archived';
+  if (archived) {
+    textarea.disabled = true;
+    send.disabled = true;
+    composerErr.textContent = 'This session is archived: it keeps its history but takes no new runs.';
+  }
+
+  const runsList = h('ul', { class: 'run-list', id: 'run-list' });
+  const fillRuns = (data) =>
+    runsList.replaceChildren(...(data.length ? data.map((r) => h('li', {}, h('span', { class: 'mono', title: r.id }, shortId(r.id)), h('span', {}, chip(r.status), state.role === 'admin' ? [' ', h('a', { href: `#/audit?run_id=${r.id}`, class: 'small', 'aria-label': `Audit trail of run ${r.id}` }, 'audit')] : null))) : [h('li', { class: 'muted' }, 'No runs yet')]));
+  fillRuns(runs.data);
+
+  setPage(
+    session.title || 'Session',
+    h('div', { class: 'page-head' }, h('div', {}, h('p', { class: 'small' }, h('a', { href: '#/sessions' }, '← All sessions')), h('h1', {}, session.title || 'Untitled session'))),
+    h(
+      'div',
+      { class: 'session-layout' },
+      h('section', { class: 'panel conversation', 'aria-label': 'Conversation' }, list, runbar, composer),
+      h(
+        'aside',
+        { 'aria-label': 'Session details' },
+        h('section', { class: 'panel side' }, h('h2', {}, 'Details'), h('dl', {}, h('dt', {}, 'ID'), h('dd', { class: 'mono' }, session.id), h('dt', {}, 'Agent'), h('dd', {}, `${session.agent.id} v${session.agent.version}`), h('dt', {}, 'Model'), h('dd', {}, session.agent.model), h('dt', {}, 'Status'), h('dd', {}, chip(session.status)), h('dt', {}, 'Revision'), h('dd', {}, String(session.revision)), h('dt', {}, 'Created'), h('dd', {}, fmtTime(session.created_at)))),
+        h('section', { class: 'panel side' }, h('h2', {}, 'Recent runs'), runsList),
+      ),
+    ),
+  );
+  list.scrollTop = list.scrollHeight;
+  if (!archived) textarea.focus();
+
+  const setBusy = (busy) => {
+    send.disabled = busy || archived;
+    textarea.disabled = busy || archived;
+    if (!busy && !archived) textarea.focus();
+  };
+
+  async function submit() {
+    const text = textarea.value.trim();
+    if (!text || send.disabled) return;
+    composerErr.textContent = '';
+    setBusy(true);
+    try {
+      const receipt = await api.post(`/v1/sessions/${id}/runs`, { input: { role: 'user', content: [{ type: 'text', text }] } });
+      textarea.value = '';
+      document.getElementById('empty-hint')?.remove();
+      list.append(h('div', { class: 'msg msg-user' }, h('div', { class: 'msg-role' }, 'user'), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(new Date().toISOString()))));
+      list.scrollTop = list.scrollHeight;
+      watch(receipt.run_id);
+    } catch (err) {
+      composerErr.textContent = err instanceof ApiError && err.code === 'session_busy' ? 'A run is still active in this session: wait for it or cancel it.' : describeError(err);
+      setBusy(false);
+    }
+  }
+
+  function watch(runId) {
+    stopLive();
+    runbar.hidden = false;
+    runLabel.textContent = shortId(runId);
+    runLabel.title = runId;
+    runStatus.replaceChildren(chip('queued'));
+    cancel.hidden = false;
+    cancel.disabled = false;
+    cancel.onclick = async () => {
+      cancel.disabled = true;
+      try {
+        const run = await api.post(`/v1/runs/${runId}/cancel`);
+        runStatus.replaceChildren(chip(run.status));
+      } catch (err) {
+        toast(describeError(err), true);
+        cancel.disabled = false;
+      }
+    };
+    const live = new LiveRun(api, runId, list, (status) => {
+      runStatus.replaceChildren(chip(status));
+      if (TERMINAL.has(status)) cancel.hidden = true;
+    });
+    state.liveRun = live;
+    setBusy(true);
+    api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).then((r) => fillRuns(r.data), () => undefined);
+    live
+      .start()
+      .then(async (finished) => {
+        if (!finished) return;
+        setBusy(false);
+        const d = finished.data;
+        runStatus.replaceChildren(chip(d.status), d.error ? h('span', { class: 'small', style: 'margin-left:8px' }, `${d.error.code}: ${d.error.message}`) : '', d.termination_reason ? h('span', { class: 'small' }, ` (${d.termination_reason})`) : '');
+        const fresh = await api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).catch(() => null);
+        if (fresh) fillRuns(fresh.data);
+      })
+      .catch((err) => {
+        setBusy(false);
+        toast(describeError(err), true);
+      });
+  }
+
+  if (session.active_run_id) watch(session.active_run_id);
+}
+
+/** Typewriter: reveals queued text a few characters per frame (faster when it falls behind). */
+class Typewriter {
+  constructor(el) {
+    this.el = el;
+    this.queue = '';
+    this.frame = null;
+    this.idle = [];
+  }
+  push(text) {
+    this.queue += text;
+    if (!this.frame) this.frame = requestAnimationFrame(() => this.tick());
+  }
+  tick() {
+    const n = Math.max(1, Math.ceil(this.queue.length / 14));
+    this.el.textContent += this.queue.slice(0, n);
+    this.queue = this.queue.slice(n);
+    this.el.dispatchEvent(new Event('typed', { bubbles: true }));
+    if (this.queue) this.frame = requestAnimationFrame(() => this.tick());
+    else {
+      this.frame = null;
+      this.idle.splice(0).forEach((r) => r());
+    }
+  }
+  done() {
+    return this.queue || this.frame ? new Promise((r) => this.idle.push(r)) : Promise.resolve();
+  }
+}
+
+/** Renders one run live from its event stream: typed text, tool cards, approvals. */
+class LiveRun {
+  constructor(api, runId, list, onStatus) {
+    this.api = api;
+    this.runId = runId;
+    this.list = list;
+    this.onStatus = onStatus;
+    this.controller = new AbortController();
+    this.messages = new Map();
+    this.tools = new Map();
+    list.addEventListener('typed', () => this.stick());
+  }
+  abort() {
+    this.controller.abort();
+    for (const t of this.tools.values()) clearInterval(t.timer);
+  }
+  stick() {
+    const l = this.list;
+    if (l.scrollHeight - l.scrollTop - l.clientHeight < 160) l.scrollTop = l.scrollHeight;
+  }
+  start() {
+    return followRun(this.api, this.runId, {
+      signal: this.controller.signal,
+      onEvent: (ev) => this.handle(ev),
+      onReconnect: ({ lastEventId }) => toast(`Connection lost; resuming after event ${lastEventId ?? 0}…`),
+    }).then(async (finished) => {
+      await Promise.all([...this.messages.values()].map((m) => m.writer.done()));
+      return finished;
+    });
+  }
+  handle(ev) {
+    const d = ev.data;
+    switch (ev.type) {
+      case 'run.started':
+      case 'run.resumed':
+      case 'run.waiting':
+        this.onStatus(d.status);
+        break;
+      case 'run.cancel_requested':
+        this.onStatus('cancelling');
+        break;
+      case 'message.started': {
+        if (d.role !== 'assistant') break;
+        const bubble = h('div', { class: 'bubble typing', 'aria-busy': 'true' });
+        const el = h('div', { class: 'msg msg-assistant', dataset: { messageId: d.message_id } }, h('div', { class: 'msg-role' }, 'assistant'), bubble);
+        this.list.append(el);
+        this.messages.set(d.message_id, { el, bubble, writer: new Typewriter(bubble) });
+        this.stick();
+        break;
+      }
+      case 'message.delta':
+        this.messages.get(d.message_id)?.writer.push(d.delta);
+        break;
+      case 'message.completed': {
+        const m = this.messages.get(d.message_id);
+        if (!m) break;
+        m.writer.done().then(() => {
+          m.bubble.classList.remove('typing');
+          m.bubble.removeAttribute('aria-busy');
+          if (!m.bubble.textContent) m.el.remove();
+          else m.el.append(h('div', { class: 'msg-meta' }, fmtTime(ev.occurred_at)));
+        });
+        break;
+      }
+      case 'tool.requested': {
+        const status = h('span', {}, chip('requested'));
+        const duration = h('span', { class: 'tool-duration' });
+        const body = h('div', { class: 'tool-body' }, compact(d.arguments, 400));
+        const card = h('div', { class: 'tool-card', dataset: { status: 'requested', toolCallId: d.tool_call_id }, role: 'group', 'aria-label': `Tool ${d.tool_name}` }, h('div', { class: 'tool-head' }, h('span', { class: 'tool-name' }, d.tool_name), status, d.risk !== 'auto' ? h('span', { class: 'muted small' }, `risk: ${d.risk}`) : null, duration), body);
+        this.list.append(card);
+        this.tools.set(d.tool_call_id, { card, status, duration, body, timer: null });
+        this.stick();
+        break;
+      }
+      case 'tool.started': {
+        const t = this.tools.get(d.tool_call_id);
+        if (!t) break;
+        this.setTool(t, 'running');
+        const t0 = Date.now();
+        t.timer = setInterval(() => (t.duration.textContent = `${((Date.now() - t0) / 1000).toFixed(1)} s`), 100);
+        break;
+      }
+      case 'tool.completed':
+      case 'tool.failed': {
+        const t = this.tools.get(d.tool_call_id);
+        if (!t) break;
+        clearInterval(t.timer);
+        this.setTool(t, ev.type === 'tool.completed' ? 'completed' : 'failed');
+        t.duration.textContent = `${d.duration_ms} ms`;
+        t.body.append(h('div', {}, ev.type === 'tool.completed' ? `→ ${compact(d.result, 400)}` : `✗ ${d.error.code}: ${d.error.message}`));
+        this.stick();
+        break;
+      }
+      case 'approval.requested': {
+        const t = this.tools.get(d.tool_call_id);
+        if (!t) break;
+        this.setTool(t, 'awaiting approval');
+        const approve = h('button', { class: 'btn btn-ok btn-sm', type: 'button' }, 'Approve');
+        const reject = h('button', { class: 'btn btn-bad btn-sm', type: 'button' }, 'Reject');
+        const box = h('div', { class: 'approval', role: 'group', 'aria-label': `Approval for ${d.tool_name}` }, h('p', {}, `Run ${d.tool_name}? It needs your approval.`), approve, reject);
+        const decide = async (decision) => {
+          approve.disabled = reject.disabled = true;
+          try {
+            await this.api.post(`/v1/runs/${this.runId}/approvals/${d.approval_id}`, decision === 'reject' ? { decision, reason: 'rejected in the console' } : { decision });
+          } catch (err) {
+            if (!(err instanceof ApiError && (err.code === 'approval_already_decided' || err.code === 'approval_not_pending'))) {
+              toast(describeError(err), true);
+              approve.disabled = reject.disabled = false;
+            }
+          }
+        };
+        approve.onclick = () => decide('approve');
+        reject.onclick = () => decide('reject');
+        t.approval = box;
+        t.card.append(box);
+        this.stick();
+        approve.focus({ preventScroll: true });
+        break;
+      }
+      case 'approval.accepted':
+      case 'approval.rejected': {
+        const t = this.tools.get(d.tool_call_id);
+        if (!t) break;
+        const accepted = ev.type === 'approval.accepted';
+        t.approval?.replaceChildren(h('p', { style: `color: var(${accepted ? '--ok' : '--bad'})` }, `${accepted ? 'Approved' : 'Rejected'} by ${d.decided_by}${d.reason ? `: ${d.reason}` : ''}`));
+        this.setTool(t, accepted ? 'approved' : 'rejected');
+        break;
+      }
+      case 'run.finished':
+        for (const t of this.tools.values()) clearInterval(t.timer);
+        this.onStatus(d.status);
+        break;
+      default:
+        break;
+    }
+  }
+  setTool(t, status) {
+    t.card.dataset.status = status;
+    t.status.replaceChildren(chip(status));
+  }
+}
+
+// ---------- audit (admin)
+async function renderAudit(params) {
+  const api = state.api;
+  if (state.role !== 'admin') {
+    setPage('Audit', h('section', { class: 'panel' }, h('h1', {}, 'Audit'), h('p', {}, 'The audit trail is for admin keys only.')));
+    return;
+  }
+  const filters = { run_id: params.get('run_id') || '', session_id: params.get('session_id') || '', actor: params.get('actor') || '', action: params.get('action') || '' };
+  const badge = h('span', { class: 'chip verify-badge', id: 'verify-badge', role: 'status' }, 'Checking chain…');
+  const verify = async () => {
+    badge.className = 'chip verify-badge';
+    badge.textContent = 'Checking chain…';
+    try {
+      const v = await api.get('/v1/admin/audit/verify');
+      badge.className = `chip verify-badge ${v.ok ? 'chip-ok' : 'chip-bad'}`;
+      badge.textContent = v.ok ? `Chain verified · ${v.checked} records` : `Chain broken at record ${v.first_broken?.seq ?? '?'} (${v.checked} intact before it)`;
+    } catch (err) {
+      badge.className = 'chip verify-badge chip-bad';
+      badge.textContent = `Verification failed: ${describeError(err)}`;
+    }
+  };
+
+  const inputs = {};
+  const field = (name, label, placeholder) => {
+    inputs[name] = h('input', { id: `f-${name}`, type: 'search', name, value: filters[name], placeholder, autocomplete: 'off' });
+    return h('div', { class: 'field' }, h('label', { for: `f-${name}` }, label), inputs[name]);
+  };
+  const form = h(
+    'form',
+    {
+      class: 'panel audit-filters',
+      role: 'search',
+      'aria-label': 'Filter audit records',
+      onsubmit: (e) => {
+        e.preventDefault();
+        const q = new URLSearchParams();
+        for (const [k, el] of Object.entries(inputs)) if (el.value.trim()) q.set(k, el.value.trim());
+        const target = `#/audit${q.toString() ? `?${q}` : ''}`;
+        if (location.hash === target) route();
+        else location.hash = target;
+      },
+    },
+    h('div', { class: 'row' }, field('run_id', 'Run', 'run_…'), field('session_id', 'Session', 'sess_…'), field('actor', 'Actor', 'subject id'), field('action', 'Action', 'e.g. POST /v1/sessions'), h('button', { class: 'btn btn-primary', type: 'submit' }, 'Apply filters')),
+  );
+
+  const tbody = h('tbody');
+  const detail = h('section', { class: 'panel detail', id: 'audit-detail', 'aria-live': 'polite', 'aria-label': 'Record detail' }, h('h2', {}, 'Record detail'), h('p', { class: 'muted' }, 'Select a record to see its actor, request, unredacted data and hashes.'));
+  const more = h('button', { class: 'btn', type: 'button', hidden: true }, 'Load more');
+  const count = h('p', { class: 'muted small', role: 'status' });
+  let after = null;
+  let total = 0;
+  const select = (row, r) => {
+    tbody.querySelectorAll('tr[aria-selected="true"]').forEach((x) => x.setAttribute('aria-selected', 'false'));
+    row.setAttribute('aria-selected', 'true');
+    detail.replaceChildren(
+      h('h2', {}, `Record #${r.seq}`),
+      h(
+        'dl',
+        {},
+        ...[
+          ['Action', r.action],
+          ['Time', `${fmtTime(r.occurred_at)} (${r.occurred_at})`],
+          ['Actor', `${r.actor_subject_id ?? '–'} (${r.actor_role ?? '–'})`],
+          ['Key id', r.actor_key_id ?? '–'],
+          ['Resource', r.resource_type ? `${r.resource_type} ${r.resource_id ?? ''}` : '–'],
+          ['Session', r.session_id ?? '–'],
+          ['Run', r.run_id ?? '–'],
+          ['Request', r.request_id ?? '–'],
+          ['Outcome', `${r.outcome ?? '–'}${r.status ? ` (HTTP ${r.status})` : ''}`],
+          ['Hash', r.hash],
+          ['Prev hash', r.prev_hash],
+        ].flatMap(([k, v]) => [h('dt', {}, k), h('dd', { class: k.includes('ash') || k === 'Key id' ? 'mono' : '' }, v)]),
+      ),
+      h('h3', {}, 'Data (unredacted)'),
+      h('pre', { tabindex: '0', 'aria-label': 'Record data as JSON' }, JSON.stringify(r.data, null, 2)),
+    );
+  };
+  const load = async () => {
+    more.disabled = true;
+    const q = { limit: 50, order: 'desc', after: after ?? undefined };
+    for (const [k, v] of Object.entries(filters)) if (v) q[k] = v;
+    const page = await api.get('/v1/admin/audit', q);
+    for (const r of page.data) {
+      const row = h(
+        'tr',
+        { 'aria-selected': 'false', onclick: () => select(row, r) },
+        h('td', {}, h('button', { class: 'btn btn-ghost btn-sm mono', type: 'button', 'aria-label': `Show record ${r.seq}`, onclick: (e) => (e.stopPropagation(), select(row, r)) }, `#${r.seq}`)),
+        h('td', { title: r.occurred_at }, fmtClock(r.occurred_at)),
+        h('td', {}, r.actor_subject_id ?? '–', r.actor_role ? h('span', { class: 'muted small' }, ` · ${r.actor_role}`) : null),
+        h('td', { class: 'mono' }, r.action),
+        h('td', { class: 'mono small', title: r.resource_id ?? '' }, shortId(r.resource_id ?? r.run_id ?? '–')),
+        h('td', {}, r.outcome === 'ok' || r.outcome === null ? chip('ok') : chip(r.outcome, 'chip-bad')),
+      );
+      tbody.append(row);
+    }
+    total += page.data.length;
+    after = page.last_id;
+    more.hidden = !page.has_more;
+    more.disabled = false;
+    count.textContent = total ? `${total} record${total === 1 ? '' : 's'} shown${page.has_more ? ' (more available)' : ''}` : 'No records match these filters.';
+  };
+  more.onclick = () => load().catch((e) => toast(describeError(e), true));
+
+  setPage(
+    'Audit',
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Audit trail'), h('p', {}, 'Every state-changing request and run event, hash-chained per tenant.')), h('div', { class: 'row', style: 'align-items:center' }, badge, h('button', { class: 'btn btn-sm', type: 'button', onclick: verify }, 'Verify again'))),
+    form,
+    h(
+      'div',
+      { class: 'audit-layout' },
+      h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Audit records' }, h('div', { class: 'table-wrap' }, h('table', { class: 'audit-table' }, h('caption', { class: 'visually-hidden' }, 'Audit records, newest first'), h('thead', {}, h('tr', {}, ...['#', 'Time', 'Actor', 'Action', 'Resource', 'Outcome'].map((t) => h('th', { scope: 'col' }, t)))), tbody)), h('div', { style: 'padding:12px 16px', class: 'row' }, count, more)),
+      detail,
+    ),
+  );
+  await Promise.all([verify(), load()]);
+}
+
+// ---------- router
+async function route() {
+  if (!state.api) return renderKeyView();
+  const hash = location.hash || '#/sessions';
+  const [path, query = ''] = hash.slice(1).split('?');
+  const parts = path.split('/').filter(Boolean);
+  for (const a of document.querySelectorAll('[data-nav]')) a.toggleAttribute('aria-current', false);
+  const current = document.querySelector(`[data-nav="${parts[0] || 'sessions'}"]`);
+  if (current) current.setAttribute('aria-current', 'page');
+  stopLive();
+  try {
+    if (parts[0] === 'audit') await renderAudit(new URLSearchParams(query));
+    else if (parts[0] === 'sessions' && parts[1]) await renderSession(decodeURIComponent(parts[1]));
+    else await renderSessions();
+  } catch (err) {
+    if (err instanceof ApiError && err.status === 401) return signOut();
+    setPage('Error', h('section', { class: 'panel', role: 'alert' }, h('h1', {}, 'Something went wrong'), h('p', {}, describeError(err)), h('p', {}, h('a', { href: '#/sessions' }, 'Back to sessions'))));
+  }
+}
+
+document.getElementById('sign-out').addEventListener('click', signOut);
+window.addEventListener('hashchange', () => {
+  route();
+  main.focus({ preventScroll: true });
+});
+
+(async () => {
+  const saved = sessionStorage.getItem(KEY_STORAGE);
+  if (!saved) return renderKeyView();
+  try {
+    await signIn(saved);
+  } catch (err) {
+    sessionStorage.removeItem(KEY_STORAGE);
+    return renderKeyView(err instanceof ApiError && err.status === 401 ? 'The saved key is no longer valid.' : describeError(err));
+  }
+  await route();
+})();
