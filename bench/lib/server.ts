@@ -1,0 +1,120 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { log, sleep } from './util';
+
+export interface Proc {
+  name: string;
+  child: ChildProcess;
+  pid: number;
+  url: string;
+  stderrTail: () => string;
+  stop(): Promise<void>;
+}
+
+/** Resident set size of a process in bytes, from /proc/<pid>/status (VmRSS). */
+export function rssBytes(pid: number): number {
+  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : NaN;
+}
+
+/** Total CPU time (user + system) of a process in ms, from /proc/<pid>/stat. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return ticks * 10; // CLK_TCK = 100 on Linux
+}
+
+/** TCP ports a process listens on (its socket inodes matched against /proc/net/tcp). */
+export function listeningPorts(pid: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m) inodes.add(m[1]);
+    } catch {
+      // the fd closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+    const cols = line.trim().split(/\s+/);
+    if (cols.length < 10 || cols[3] !== '0A') continue; // 0A = LISTEN
+    if (inodes.has(cols[9])) ports.push(parseInt(cols[1].split(':')[1], 16));
+  }
+  return ports;
+}
+
+/** Spawns `node <args>` with `env`, waits until `readyPath` answers 200 (bounded), returns the handle. */
+export async function startProcess(name: string, args: string[], env: Record<string, string>, port: number, readyPath: string, timeoutMs = 90_000): Promise<Proc> {
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let tail = '';
+  child.stderr!.on('data', (b: Buffer) => {
+    tail = (tail + b.toString('utf8')).slice(-4000);
+  });
+  let exited = false;
+  const exitedP = new Promise<void>((r) => child.once('exit', () => ((exited = true), r())));
+  const url = `http://127.0.0.1:${port}`;
+  const t0 = Date.now();
+  for (;;) {
+    if (exited) throw new Error(`${name} exited during start-up: ${tail}`);
+    if (Date.now() - t0 > timeoutMs) {
+      child.kill('SIGKILL');
+      throw new Error(`${name} not ready within ${timeoutMs} ms: ${tail}`);
+    }
+    try {
+      const res = await fetch(url + readyPath);
+      await res.arrayBuffer();
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(200);
+  }
+  log(`${name} ready (pid ${child.pid}) in ${Date.now() - t0} ms`);
+  return {
+    name,
+    child,
+    pid: child.pid!,
+    url,
+    stderrTail: () => tail,
+    stop: async () => {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const killed = await Promise.race([exitedP.then(() => true), sleep(12_000).then(() => false)]);
+      if (!killed) {
+        child.kill('SIGKILL');
+        await exitedP;
+      }
+    },
+  };
+}
+
+/** A fresh database on the PostgreSQL server at `base` (created now, dropped by `drop`). */
+export async function freshDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `agent_api_bench_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const c = new Client({ connectionString: admin.toString() });
+  await c.connect();
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const d = new Client({ connectionString: admin.toString() });
+      await d.connect();
+      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
+      await d.end();
+    },
+  };
+}
+
+export const DIST = join(__dirname, '..', '..');

@@ -1,0 +1,165 @@
+/**
+ * The benchmark runner (issue 7): `npm run bench [-- --only B1,B4 --db postgres|embedded|both --quick --profile --env K=V]`.
+ *
+ * For each database it starts the service as a child process (`node dist/src/main.js`; PostgreSQL:
+ * a fresh database created and dropped here; embedded: a temp DATA_DIR), runs B1-B5 against it
+ * over loopback, and computes the ratios against the targets and the bare-Fastify ceiling in the
+ * same run. Results: a table on stdout and bench/results/latest.json (merged per db and bench).
+ * `--profile` starts the server with `--cpu-prof` (profiles in bench/profiles/, see bench/profile-top.ts).
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api } from './lib/api';
+import { DIST, freshDatabase, listeningPorts, startProcess } from './lib/server';
+import { freePort, load1, log } from './lib/util';
+import { b1, b2, b3, b4, b5, BenchResult, Ctx } from './scenarios';
+
+const BENCHES = { B1: b1, B2: b2, B3: b3, B4: b4, B5: b5 } as const;
+type BenchName = keyof typeof BENCHES;
+
+const KEY = 'bench-admin-key-0001';
+const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const ROOT = join(DIST, '..');
+
+interface Args {
+  only: BenchName[];
+  dbs: Array<'postgres' | 'embedded'>;
+  quick: boolean;
+  profile: boolean;
+  env: Record<string, string>;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = { only: Object.keys(BENCHES) as BenchName[], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {} };
+  for (let i = 0; i < argv.length; i++) {
+    const v = argv[i];
+    if (v === '--only') a.only = argv[++i].split(',').map((s) => s.trim().toUpperCase()) as BenchName[];
+    else if (v === '--db') a.dbs = argv[++i] === 'both' ? ['postgres', 'embedded'] : [argv[i] as 'postgres' | 'embedded'];
+    else if (v === '--quick') a.quick = true;
+    else if (v === '--profile') a.profile = true;
+    else if (v === '--env') {
+      const [k, ...rest] = argv[++i].split('=');
+      a.env[k] = rest.join('=');
+    } else throw new Error(`unknown argument ${v}`);
+  }
+  for (const b of a.only) if (!(b in BENCHES)) throw new Error(`unknown bench ${b}`);
+  return a;
+}
+
+async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchResult[]> {
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-bench-'));
+  const pg = db === 'postgres' ? await freshDatabase(PG_BASE) : null;
+  const env: Record<string, string> = {
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_PER_MINUTE: '10000000',
+    API_KEYS: `${KEY}:tenant_bench:user_bench:admin`,
+    // B3 opens 1,000 streams with one key (the default limit is 100 per key).
+    SSE_MAX_PER_KEY: '5000',
+    DATA_DIR: dataDir,
+    ...(pg ? { DATABASE_URL: pg.url } : {}),
+    ...args.env,
+  };
+  const nodeArgs: string[] = [];
+  if (args.profile) {
+    const dir = join(ROOT, 'bench', 'profiles');
+    mkdirSync(dir, { recursive: true });
+    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${db}-${args.only.join('')}-${Date.now()}.cpuprofile`);
+  }
+  const results: BenchResult[] = [];
+  let app;
+  try {
+    app = await startProcess(`service (${db})`, [...nodeArgs, join(DIST, 'src', 'main.js')], env, port, '/readyz');
+    let dbUrl = pg?.url ?? '';
+    if (!pg) {
+      const dbPort = listeningPorts(app.pid).find((p) => p !== port);
+      if (!dbPort) throw new Error('could not find the embedded database port');
+      dbUrl = `postgres://postgres:postgres@127.0.0.1:${dbPort}/postgres`;
+    }
+    const ctx: Ctx = {
+      db,
+      app,
+      api: api(app.url, KEY),
+      dbUrl,
+      quick: args.quick,
+      startBare: async () => {
+        const barePort = await freePort();
+        return startProcess(
+          'bare Fastify + pg',
+          [join(DIST, 'bench', 'bare-server.js')],
+          { DATABASE_URL: dbUrl, PORT: String(barePort), POOL: db === 'postgres' ? (env.DB_POOL_SIZE ?? '10') : '2' },
+          barePort,
+          '/healthz',
+        );
+      },
+    };
+    for (const name of args.only) {
+      const l = load1();
+      log(`${name} on ${db} (load ${l})`);
+      try {
+        const r = await BENCHES[name](ctx);
+        results.push({ ...r, load1: l });
+        printResult({ ...r, load1: l });
+      } catch (err) {
+        log(`${name} on ${db} FAILED: ${(err as Error).stack}`);
+        results.push({ bench: name, db, load1: l, figures: [], notes: [`failed: ${(err as Error).message}`] });
+      }
+    }
+  } finally {
+    await app?.stop();
+    await pg?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  return results;
+}
+
+function printResult(r: BenchResult): void {
+  const lines = [`\n${r.bench} (${r.db}, load ${r.load1})`];
+  for (const f of r.figures) {
+    const target = f.target ? `  target ${f.target.op} ${f.target.value}  ${f.ok ? 'MET' : 'MISSED'}` : '';
+    const base = f.baseline ? `  (${f.baseline.name}: ${f.baseline.value})` : '';
+    lines.push(`  ${f.name}: ${f.value} ${f.unit}${base}${target}`);
+  }
+  for (const n of r.notes) lines.push(`  - ${n}`);
+  process.stdout.write(lines.join('\n') + '\n');
+}
+
+/** The README table rows for these results (one row per figure with a target or baseline). */
+export function markdownRows(results: BenchResult[]): string {
+  const rows: string[] = [];
+  for (const r of results) {
+    for (const f of r.figures) {
+      const target = f.target ? `${f.target.op} ${f.target.value} ${f.unit}` : '';
+      const baseline = f.baseline ? `${f.baseline.name}: ${f.baseline.value}` : '';
+      const ratio = f.target ? (f.target.op === '>=' ? f.value / f.target.value : f.target.value / f.value) : NaN;
+      const verdict = f.ok === undefined ? '' : f.ok ? 'met' : '**missed**';
+      rows.push(`| ${r.bench} | ${r.db} | ${f.name} | ${f.value} ${f.unit} | ${target} | ${baseline} | ${Number.isFinite(ratio) ? ratio.toFixed(2) : ''} | ${verdict} | ${r.load1} |`);
+    }
+  }
+  return rows.join('\n');
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(process.argv.slice(2));
+  if (!existsSync(join(DIST, 'src', 'main.js'))) throw new Error('dist/src/main.js is missing: run `npm run build` first');
+  const all: BenchResult[] = [];
+  for (const db of args.dbs) all.push(...(await runFor(db, args)));
+  const dir = join(ROOT, 'bench', 'results');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'latest.json');
+  const previous: BenchResult[] = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).results : [];
+  const merged = [...previous.filter((p) => !all.some((r) => r.bench === p.bench && r.db === p.db)), ...all];
+  merged.sort((a, b) => a.bench.localeCompare(b.bench) || a.db.localeCompare(b.db));
+  writeFileSync(file, JSON.stringify({ updated_at: new Date().toISOString(), results: merged }, null, 2) + '\n');
+  process.stdout.write(
+    `\n| bench | db | figure | value | target | baseline | ratio to target | verdict | load (1 min) |\n|---|---|---|---|---|---|---|---|---|\n${markdownRows(all)}\n`,
+  );
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench failed: ${(err as Error).stack}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,373 @@
+import autocannon from 'autocannon';
+import { Client } from 'pg';
+import { Api, createSession, startRun } from './lib/api';
+import { cpuMs, Proc, rssBytes } from './lib/server';
+import { readSse, SseFrame } from './lib/sse';
+import { log, percentile, pool, round, sleep, withTimeout } from './lib/util';
+
+export interface Ctx {
+  db: 'postgres' | 'embedded';
+  app: Proc;
+  api: Api;
+  /** A URL the runner can use to seed rows (PostgreSQL, or the embedded server's socket). */
+  dbUrl: string;
+  quick: boolean;
+  startBare: () => Promise<Proc>;
+}
+
+/** One measured figure: value, target (if any), and whether it meets it. */
+export interface Figure {
+  name: string;
+  value: number;
+  unit: string;
+  target?: { op: '>=' | '<='; value: number };
+  baseline?: { name: string; value: number };
+  ok?: boolean;
+}
+
+export interface BenchResult {
+  bench: string;
+  db: string;
+  load1: number;
+  figures: Figure[];
+  notes: string[];
+}
+
+export function fig(name: string, value: number, unit: string, target?: Figure['target'], baseline?: Figure['baseline']): Figure {
+  const f: Figure = { name, value: round(value, value < 10 ? 2 : 1), unit };
+  if (target) {
+    f.target = target;
+    f.ok = target.op === '>=' ? value >= target.value : value <= target.value;
+  }
+  if (baseline) f.baseline = baseline;
+  return f;
+}
+
+const sseUrl = (ctx: Ctx, path: string) => ctx.app.url + path;
+const auth = (ctx: Ctx) => ({ authorization: `Bearer ${ctx.api.key}` });
+
+function answer(n: number): string {
+  const words = 'the quick brown fox jumps over the lazy dog while streaming deltas ';
+  return words.repeat(Math.ceil(n / words.length)).slice(0, n);
+}
+
+// ---- B1 run throughput -------------------------------------------------------------------
+
+export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const clients = 50;
+  const durationMs = ctx.quick ? 8_000 : 20_000;
+  const text = answer(200); // 50 chunks of 4 characters
+  const turns = [{ tool_calls: [{ name: 'get_time', arguments: {} }] }, { text, chunk_size: 4, delay_ms: 0 }];
+
+  const one = async () => {
+    const sessionId = await createSession(ctx.api);
+    const t0 = performance.now();
+    const runId = await startRun(ctx.api, sessionId, turns);
+    let first = NaN;
+    let finished = NaN;
+    let status = '';
+    const r = await readSse(sseUrl(ctx, `/v1/runs/${runId}/events`), {
+      headers: auth(ctx),
+      timeoutMs: 60_000,
+      onFrame: (f) => {
+        if (Number.isNaN(first)) first = f.perf - t0;
+        if (f.event === 'run.finished') {
+          finished = f.perf - t0;
+          status = JSON.parse(f.data).data.status;
+          return true;
+        }
+      },
+    });
+    return { ok: status === 'completed', first, finished, end: r.end, at: performance.now() };
+  };
+
+  log(`B1 warm-up (${clients} clients, 100 runs)`);
+  await pool(clients, 100, Date.now() + 60_000, one);
+  log(`B1 measuring ${durationMs} ms with ${clients} clients`);
+  const cpu0 = cpuMs(ctx.app.pid);
+  const start = performance.now();
+  const results = await pool(clients, 100_000, Date.now() + durationMs, one);
+  const elapsed = (Math.max(...results.map((r) => r.at)) - start) / 1000;
+  const cpu = (cpuMs(ctx.app.pid) - cpu0) / 1000 / elapsed;
+  const ok = results.filter((r) => r.ok);
+  const rps = ok.length / elapsed;
+  return {
+    bench: 'B1',
+    db: ctx.db,
+    figures: [
+      fig('completed runs/s (50 clients)', rps, 'runs/s', { op: '>=', value: 100 }),
+      fig('time-to-first-event p50', percentile(ok.map((r) => r.first), 50), 'ms'),
+      fig('time-to-first-event p99', percentile(ok.map((r) => r.first), 99), 'ms', { op: '<=', value: 100 }),
+      fig('time-to-finish p50', percentile(ok.map((r) => r.finished), 50), 'ms'),
+      fig('time-to-finish p99', percentile(ok.map((r) => r.finished), 99), 'ms'),
+      fig('server CPU', cpu, 'cores'),
+    ],
+    notes: [`${ok.length}/${results.length} runs completed in ${round(elapsed, 1)} s`],
+  };
+}
+
+// ---- B2 streaming ------------------------------------------------------------------------
+
+export async function b2(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const size = 200_000;
+  const text = answer(size);
+  const rounds = ctx.quick ? 1 : 3;
+  const times: number[] = [];
+  let rows = 0;
+  let deltas = 0;
+  for (let i = 0; i < rounds; i++) {
+    const sessionId = await createSession(ctx.api);
+    const t0 = performance.now();
+    const runId = await startRun(ctx.api, sessionId, [{ text, chunk_size: 4, delay_ms: 0 }]);
+    let got = '';
+    let complete = NaN;
+    deltas = 0;
+    const r = await readSse(sseUrl(ctx, `/v1/runs/${runId}/events`), {
+      headers: auth(ctx),
+      timeoutMs: 120_000,
+      onFrame: (f) => {
+        if (f.event === 'message.delta') {
+          deltas++;
+          got += JSON.parse(f.data).data.delta;
+          if (got.length >= size && Number.isNaN(complete)) complete = f.perf - t0;
+        }
+        if (f.event === 'run.finished') return true;
+      },
+    });
+    if (got !== text) throw new Error(`B2: received ${got.length} characters, not the script's ${size} (${r.end})`);
+    times.push(complete);
+    const page = await ctx.api.call('GET', `/v1/runs/${runId}/events?limit=1`);
+    rows = page.body.last_sequence;
+  }
+  return {
+    bench: 'B2',
+    db: ctx.db,
+    figures: [
+      fig('200,000 chars delivered (median of rounds)', percentile(times, 50), 'ms', { op: '<=', value: 2000 }),
+      fig('event rows written', rows, 'rows', { op: '<=', value: 200 }),
+    ],
+    notes: [`rounds: ${times.map((t) => round(t, 0)).join(', ')} ms; ${deltas} message.delta events per run`],
+  };
+}
+
+// ---- B3 fan-out --------------------------------------------------------------------------
+
+export async function b3(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const subscribers = 1000;
+  const runs = ctx.quick ? 4 : 10;
+  const sessionId = await createSession(ctx.api);
+  // Warm the server's paths first so RSS "before" is not start-up growth.
+  for (let i = 0; i < 3; i++) {
+    const id = await startRun(ctx.api, sessionId, [{ text: answer(100), chunk_size: 4, delay_ms: 0 }]);
+    await readSse(sseUrl(ctx, `/v1/runs/${id}/events`), { headers: auth(ctx), timeoutMs: 30_000, onFrame: (f) => f.event === 'run.finished' });
+  }
+  const cursor = (await ctx.api.call('GET', `/v1/sessions/${sessionId}/events?limit=1`)).body.last_sequence as number;
+  global.gc?.();
+  await sleep(1000);
+  const rssBefore = rssBytes(ctx.app.pid);
+
+  const abort = new AbortController();
+  const delays: number[] = [];
+  const finishedSeen = new Map<string, number>();
+  let opened = 0;
+  let openedAll!: () => void;
+  const allOpen = new Promise<void>((r) => (openedAll = r));
+  const onFrame = (f: SseFrame) => {
+    const env = JSON.parse(f.data);
+    delays.push(f.at - Date.parse(env.occurred_at));
+    if (f.event === 'run.finished') finishedSeen.set(env.run_id, (finishedSeen.get(env.run_id) ?? 0) + 1);
+  };
+  log(`B3 opening ${subscribers} session subscribers`);
+  const streams: Promise<unknown>[] = [];
+  for (let i = 0; i < subscribers; i++) {
+    streams.push(
+      readSse(sseUrl(ctx, `/v1/sessions/${sessionId}/events`), {
+        headers: { ...auth(ctx), 'last-event-id': String(cursor) },
+        timeoutMs: 180_000,
+        signal: abort.signal,
+        onOpen: (status) => {
+          if (status !== 200) throw new Error(`B3 subscriber got ${status}`);
+          if (++opened === subscribers) openedAll();
+        },
+        onFrame,
+      }),
+    );
+    if (i % 100 === 99) await sleep(50);
+  }
+  await withTimeout(allOpen, 60_000, 'B3 subscribers to open');
+  await sleep(500);
+  const rssOpen = rssBytes(ctx.app.pid);
+  log(`B3 ${subscribers} open; streaming ${runs} runs`);
+  const cpu0 = cpuMs(ctx.app.pid);
+  const t0 = Date.now();
+  let rssPeak = rssOpen;
+  for (let i = 0; i < runs; i++) {
+    const id = await startRun(ctx.api, sessionId, [{ text: answer(800), chunk_size: 4, delay_ms: 2 }]);
+    const deadline = Date.now() + 60_000;
+    while ((finishedSeen.get(id) ?? 0) < subscribers && Date.now() < deadline) {
+      rssPeak = Math.max(rssPeak, rssBytes(ctx.app.pid));
+      await sleep(20);
+    }
+  }
+  const cpu = (cpuMs(ctx.app.pid) - cpu0) / (Date.now() - t0);
+  const rssAfter = rssBytes(ctx.app.pid);
+  const complete = [...finishedSeen.values()].filter((n) => n === subscribers).length;
+  abort.abort();
+  await Promise.allSettled(streams);
+  const perStream = (Math.max(rssAfter, rssOpen) - rssBefore) / subscribers / 1024;
+  return {
+    bench: 'B3',
+    db: ctx.db,
+    figures: [
+      fig('commit-to-client p50', percentile(delays, 50), 'ms'),
+      fig('commit-to-client p99', percentile(delays, 99), 'ms', { op: '<=', value: 50 }),
+      fig('RSS per open stream', perStream, 'KiB', { op: '<=', value: 50 }),
+      fig('RSS before', rssBefore / 1048576, 'MiB'),
+      fig('RSS with 1,000 open (idle / after runs / peak)', rssAfter / 1048576, 'MiB'),
+      fig('server CPU while streaming', cpu, 'cores'),
+    ],
+    notes: [
+      `RSS ${round(rssBefore / 1048576)} MiB before, ${round(rssOpen / 1048576)} MiB with ${subscribers} idle streams, ${round(rssAfter / 1048576)} MiB after ${runs} runs, peak ${round(rssPeak / 1048576)} MiB`,
+      `${delays.length} deliveries; ${complete}/${runs} runs reached all ${subscribers} subscribers`,
+    ],
+  };
+}
+
+// ---- B4 overhead -------------------------------------------------------------------------
+
+function cannon(url: string, headers: Record<string, string>, durationS: number): Promise<autocannon.Result> {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, headers, connections: 32, pipelining: 1, duration: durationS }, (err, res) => (err ? reject(err) : resolve(res)));
+  });
+}
+
+export async function b4(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const sessionId = await createSession(ctx.api);
+  const runId = await startRun(ctx.api, sessionId, [{ tool_calls: [{ name: 'get_time', arguments: {} }] }, { text: answer(200), chunk_size: 4 }]);
+  await readSse(sseUrl(ctx, `/v1/runs/${runId}/events`), { headers: auth(ctx), timeoutMs: 30_000, onFrame: (f) => f.event === 'run.finished' });
+  const d = ctx.quick ? 5 : 10;
+  const path = `/v1/runs/${runId}`;
+  log(`B4 app: GET ${path} for ${d} s (+2 s warm-up)`);
+  await cannon(ctx.app.url + path, auth(ctx), 2);
+  const app = await cannon(ctx.app.url + path, auth(ctx), d);
+  const bare = await ctx.startBare();
+  let ceiling: autocannon.Result;
+  try {
+    log(`B4 bare Fastify + pg: GET ${path} for ${d} s (+2 s warm-up)`);
+    await cannon(bare.url + path, {}, 2);
+    ceiling = await cannon(bare.url + path, {}, d);
+  } finally {
+    await bare.stop();
+  }
+  const bad = app.non2xx + app.errors + ceiling.non2xx + ceiling.errors;
+  const ratio = app.requests.average / ceiling.requests.average;
+  return {
+    bench: 'B4',
+    db: ctx.db,
+    figures: [
+      fig('GET /v1/runs/{id}', app.requests.average, 'req/s', undefined, { name: 'bare Fastify + pg', value: round(ceiling.requests.average, 0) }),
+      fig('ratio to the bare ceiling', ratio, 'x', { op: '>=', value: 0.5 }),
+      fig('latency p99 (app)', app.latency.p99, 'ms'),
+      fig('latency p99 (bare)', ceiling.latency.p99, 'ms'),
+    ],
+    notes: [`32 connections, ${d} s each; non-2xx/errors: ${bad}`],
+  };
+}
+
+// ---- B5 resume ---------------------------------------------------------------------------
+
+const SEED_EVENTS = 100_000;
+
+/** A run with ~100,000 events: a real run paused in a model call, seeded with deltas, then cancelled. */
+async function seededRun(ctx: Ctx): Promise<{ runId: string; last: number }> {
+  const sessionId = await createSession(ctx.api);
+  const runId = await startRun(ctx.api, sessionId, [{ sleep_ms: 600_000 }]);
+  let messageId = '';
+  await readSse(sseUrl(ctx, `/v1/runs/${runId}/events`), {
+    headers: auth(ctx),
+    timeoutMs: 30_000,
+    onFrame: (f) => {
+      if (f.event === 'message.started') {
+        messageId = JSON.parse(f.data).data.message_id;
+        return true;
+      }
+    },
+  });
+  if (!messageId) throw new Error('B5: no message.started');
+  const c = new Client({ connectionString: ctx.dbUrl });
+  await c.connect();
+  try {
+    const [{ tenant_id: tenant, subject_id: subject }] = (await c.query(`SELECT tenant_id, subject_id FROM runs WHERE id = $1`, [runId])).rows;
+    const batch = 10_000;
+    for (let done = 0; done < SEED_EVENTS; done += batch) {
+      // Same protocol as the event store: session counter, then run counter, then the rows.
+      await c.query('BEGIN');
+      const s = Number((await c.query(`UPDATE event_streams SET last_sequence = last_sequence + $2 WHERE stream_id = $1 RETURNING last_sequence`, [sessionId, batch])).rows[0].last_sequence);
+      const r = Number((await c.query(`UPDATE event_streams SET last_sequence = last_sequence + $2 WHERE stream_id = $1 RETURNING last_sequence`, [runId, batch])).rows[0].last_sequence);
+      await c.query(
+        `INSERT INTO run_events (id, tenant_id, subject_id, session_id, run_id, sequence, session_sequence, type, data, occurred_at)
+         SELECT 'evt_seed_' || $4 || '_' || g, $1, $2, $3, $4, $5::bigint - $7 + g, $6::bigint - $7 + g, 'message.delta',
+                jsonb_build_object('message_id', $8::text, 'content_index', 0, 'delta', 'abcd'), now()
+           FROM generate_series(1, $7::int) g`,
+        [tenant, subject, sessionId, runId, r, s, batch, messageId],
+      );
+      await c.query('COMMIT');
+    }
+  } finally {
+    await c.end();
+  }
+  const cancel = await ctx.api.call('POST', `/v1/runs/${runId}/cancel`, {});
+  if (cancel.status !== 202 && cancel.status !== 200) throw new Error(`B5 cancel: ${cancel.status}`);
+  for (let i = 0; i < 300; i++) {
+    const r = await ctx.api.call('GET', `/v1/runs/${runId}`);
+    if (['cancelled', 'completed', 'failed', 'terminated'].includes(r.body.status)) break;
+    await sleep(100);
+  }
+  const last = (await ctx.api.call('GET', `/v1/runs/${runId}/events?limit=1`)).body.last_sequence as number;
+  return { runId, last };
+}
+
+export async function b5(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  log(`B5 seeding a run with ${SEED_EVENTS} events`);
+  const t = performance.now();
+  const { runId, last } = await seededRun(ctx);
+  log(`B5 seeded: last sequence ${last} (${round((performance.now() - t) / 1000)} s)`);
+  const reps = ctx.quick ? 20 : 50;
+  const near = { start: 10, end: last - 10 };
+  const samples: Record<'start' | 'end', number[]> = { start: [], end: [] };
+  const firstFrame = async (cursor: number) => {
+    const t0 = performance.now();
+    let dt = NaN;
+    let wrong = '';
+    const r = await readSse(sseUrl(ctx, `/v1/runs/${runId}/events`), {
+      headers: { ...auth(ctx), 'last-event-id': String(cursor) },
+      timeoutMs: 10_000,
+      onFrame: (f) => {
+        if (Number(f.id) !== cursor + 1) wrong = String(f.id);
+        dt = f.perf - t0;
+        return true;
+      },
+    });
+    if (wrong || Number.isNaN(dt)) throw new Error(`B5: resume after ${cursor} gave first frame ${wrong || 'none'} (${r.end} ${r.error ?? ''})`);
+    return dt;
+  };
+  for (let i = 0; i < 5; i++) await firstFrame(near.start), await firstFrame(near.end); // warm-up
+  for (let i = 0; i < reps; i++) {
+    samples.start.push(await firstFrame(near.start));
+    samples.end.push(await firstFrame(near.end));
+  }
+  const pStart = percentile(samples.start, 50);
+  const pEnd = percentile(samples.end, 50);
+  return {
+    bench: 'B5',
+    db: ctx.db,
+    figures: [
+      fig(`first frame near the end (Last-Event-ID ${near.end}) p50`, pEnd, 'ms', { op: '<=', value: 20 }, { name: 'near the start', value: round(pStart, 2) }),
+      fig('first frame near the end p99', percentile(samples.end, 99), 'ms'),
+      fig(`first frame near the start (Last-Event-ID ${near.start}) p50`, pStart, 'ms', { op: '<=', value: 20 }),
+      fig('first frame near the start p99', percentile(samples.start, 99), 'ms'),
+      fig('end / start (p50)', pEnd / pStart, 'x'),
+    ],
+    notes: [`run with ${last} events (${SEED_EVENTS} seeded message.delta rows); ${reps} sequential resumes at each cursor`],
+  };
+}
