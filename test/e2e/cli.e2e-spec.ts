@@ -1,0 +1,216 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+
+const ROOT = join(__dirname, '..', '..');
+const CLI = join(ROOT, 'dist', 'clients', 'cli', 'agent-cli.js');
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built CLI as a child process; `stdin` is written and then closed. */
+function runCli(args: string[], opts: { url: string; key?: string; stdin?: string; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, AGENT_API_URL: opts.url, AGENT_API_KEY: opts.key ?? KEYS.adminA, NO_COLOR: '1' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`CLI timed out: ${args.join(' ')}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+    }, opts.timeoutMs ?? 25_000);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(opts.stdin ?? '');
+  });
+}
+
+/**
+ * A pass-through HTTP proxy in front of the app that cuts the first SSE connection of a run
+ * after it has forwarded `cutAfterDeltas` message.delta frames (a dropped connection mid-run).
+ */
+async function startCuttingProxy(target: string, cutAfterDeltas: number): Promise<{ url: string; eventRequests: IncomingHttpHeaders[]; cuts: number; close: () => Promise<void> }> {
+  const upstream = new URL(target);
+  const state = { eventRequests: [] as IncomingHttpHeaders[], cuts: 0 };
+  const server: Server = createServer((req, res) => {
+    const isStream = /\/events/.test(req.url ?? '') && String(req.headers.accept).includes('text/event-stream');
+    if (isStream) state.eventRequests.push(req.headers);
+    const cut = isStream && state.eventRequests.length === 1;
+    const up = request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+      let deltas = 0;
+      upRes.on('data', (chunk: Buffer) => {
+        res.write(chunk);
+        if (!cut) return;
+        deltas += (chunk.toString().match(/event: message\.delta/g) ?? []).length;
+        if (deltas >= cutAfterDeltas) {
+          state.cuts++;
+          upRes.destroy();
+          res.socket?.destroy();
+        }
+      });
+      upRes.on('end', () => res.end());
+      upRes.on('error', () => res.destroy());
+    });
+    up.on('error', () => res.destroy());
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get eventRequests() {
+      return state.eventRequests;
+    },
+    get cuts() {
+      return state.cuts;
+    },
+    close: () => new Promise<void>((r) => (server.closeAllConnections(), server.close(() => r()))),
+  };
+}
+
+describe('agent-api CLI (child process against a test app)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    // The CLI runs as built JavaScript, as users run it: compile clients/ (fast, swc).
+    execFileSync(join(ROOT, 'node_modules', '.bin', 'swc'), ['clients', '-d', 'dist', '--quiet'], { cwd: ROOT, stdio: 'pipe' });
+    t = await startTestApp();
+  }, 60_000);
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const newSession = async (key: string = KEYS.adminA): Promise<string> => {
+    const r = await runCli(['sessions', 'create', '--title', 'cli test'], { url: t.url, key });
+    expect(r.code).toBe(0);
+    return r.stdout.trim();
+  };
+
+  it('prints help, and rejects unknown commands with exit status 2', async () => {
+    const help = await runCli(['--help'], { url: t.url });
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain('agent-api chat <session> "text"');
+    expect(help.stdout).toContain('AGENT_API_URL');
+    const bad = await runCli(['frobnicate'], { url: t.url });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('unknown command "frobnicate"');
+  });
+
+  it('creates and lists sessions', async () => {
+    const id = await newSession();
+    expect(id).toMatch(/^sess_/);
+    const list = await runCli(['sessions', 'list'], { url: t.url });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toContain(id);
+    expect(list.stdout).toContain('cli test');
+    const json = await runCli(['sessions', 'list', '--json'], { url: t.url });
+    expect(JSON.parse(json.stdout).data.map((s: { id: string }) => s.id)).toContain(id);
+  });
+
+  it('chat: streams the order scenario, asks for the approval inline, answered y on stdin', async () => {
+    const session = await newSession(KEYS.memberA1);
+    const r = await runCli(['chat', session, 'Please help with order O-1001'], { url: t.url, key: KEYS.memberA1, stdin: 'y\n' });
+    expect(r.stderr).not.toContain('error');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/▸ get_order \{"order_id":"O-1001"\}/);
+    expect(r.stdout).toMatch(/✓ get_order \d+ ms/);
+    expect(r.stdout).toMatch(/\? approve create_ticket .*\[y\/n\] y/);
+    expect(r.stdout).toContain('✓ approved by user_a1');
+    expect(r.stdout).toMatch(/✓ create_ticket \d+ ms/);
+    expect(r.stdout).toMatch(/ticket T-[0-9A-Z]+/);
+    expect(r.stdout).toMatch(/— completed · 3 model calls · 2 tool calls/);
+    const runId = /run (run_[0-9A-Z]+)/.exec(r.stderr)![1];
+    const approvals = await t.call(KEYS.memberA1, 'GET', `/v1/runs/${runId}/approvals`);
+    expect(approvals.body.data).toEqual([expect.objectContaining({ tool_name: 'create_ticket', status: 'approved', decided_by: 'user_a1' })]);
+    const show = await runCli(['runs', 'show', runId], { url: t.url, key: KEYS.memberA1 });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toContain('completed');
+    expect(show.stdout).toMatch(/T-[0-9A-Z]+/);
+  });
+
+  it('chat: "n" rejects the approval; the tool never runs and the exit status follows the run', async () => {
+    const session = await newSession();
+    const r = await runCli(['chat', session, 'Please help with order O-1001'], { url: t.url, stdin: 'n\n' });
+    expect(r.stdout).toContain('✗ rejected by admin_a');
+    expect(r.stdout).not.toMatch(/✓ create_ticket/);
+    const runId = /run (run_[0-9A-Z]+)/.exec(r.stderr)![1];
+    const run = await t.call(KEYS.adminA, 'GET', `/v1/runs/${runId}`);
+    expect(r.code).toBe(run.body.status === 'completed' ? 0 : 1);
+    expect(r.stdout).toContain(`— ${run.body.status}`);
+  });
+
+  it('chat survives the server side dropping the SSE connection mid-run (resumes with Last-Event-ID, nothing lost or repeated)', async () => {
+    const proxy = await startCuttingProxy(t.url, 2);
+    try {
+      const session = await newSession();
+      const text = Array.from({ length: 40 }, (_, i) => `w${i}`).join(' ') + ' END';
+      const script = `!script ${JSON.stringify([{ text, chunk_size: 3, delay_ms: 15 }])}`;
+      const r = await runCli(['chat', session, script], { url: proxy.url });
+      expect(r.code).toBe(0);
+      expect(proxy.cuts).toBe(1);
+      expect(proxy.eventRequests.length).toBeGreaterThanOrEqual(2);
+      expect(proxy.eventRequests[0]['last-event-id']).toBeUndefined();
+      expect(Number(proxy.eventRequests[1]['last-event-id'])).toBeGreaterThan(0);
+      expect(r.stderr).toMatch(/connection lost: .*resuming after event \d+/);
+      // Every delta exactly once: the typed answer is the scripted text, whole.
+      const answer = r.stdout.split('\n').filter((l) => !l.startsWith('—')).join('\n').trim();
+      expect(answer).toBe(text);
+      expect(r.stdout).toContain('— completed');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('runs cancel, runs list and errors with their contract codes', async () => {
+    const session = await newSession();
+    const created = await t.call(KEYS.adminA, 'POST', `/v1/sessions/${session}/runs`, { input: { role: 'user', content: [{ type: 'text', text: '!script [{"sleep_ms":20000}]' }] } }, { 'idempotency-key': `cli-cancel-${session}` });
+    expect(created.status).toBe(202);
+    const cancel = await runCli(['runs', 'cancel', created.body.run_id], { url: t.url });
+    expect(cancel.code).toBe(0);
+    expect(cancel.stdout).toMatch(new RegExp(`${created.body.run_id} (cancelling|cancelled)`));
+    const list = await runCli(['runs', 'list', session], { url: t.url });
+    expect(list.stdout).toContain(created.body.run_id);
+    const missing = await runCli(['runs', 'show', 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B'], { url: t.url });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/error: run_not_found: .*\[request req_/);
+    const badKey = await runCli(['sessions', 'list'], { url: t.url, key: 'not-a-known-key-000' });
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr).toContain('unauthorized');
+    const down = await runCli(['sessions', 'list'], { url: 'http://127.0.0.1:9' });
+    expect(down.code).toBe(1);
+    expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
+  });
+
+  it('audit: lists filtered records and verifies the chain (admin); members get forbidden', async () => {
+    const session = await newSession();
+    const chat = await runCli(['chat', session, 'hello there'], { url: t.url });
+    expect(chat.code).toBe(0);
+    const runId = /run (run_[0-9A-Z]+)/.exec(chat.stderr)![1];
+    const audit = await runCli(['audit', '--run', runId, '--limit', '100'], { url: t.url });
+    expect(audit.code).toBe(0);
+    expect(audit.stdout).toContain('run_event.run.started');
+    expect(audit.stdout).toContain('run_event.run.finished');
+    const byAction = await runCli(['audit', '--action', 'POST /v1/sessions', '--json'], { url: t.url });
+    const records = JSON.parse(byAction.stdout).data as Array<{ action: string }>;
+    expect(records.length).toBeGreaterThan(0);
+    expect(records.every((x) => x.action === 'POST /v1/sessions')).toBe(true);
+    const verify = await runCli(['audit', '--verify'], { url: t.url });
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toMatch(/✓ chain verified: \d+ records intact/);
+    const member = await runCli(['audit'], { url: t.url, key: KEYS.memberA1 });
+    expect(member.code).toBe(1);
+    expect(member.stderr).toContain('forbidden');
+  });
+});
