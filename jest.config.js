@@ -64,5 +64,10 @@ module.exports = {
     ...(process.env.RELIABILITY === '1'
       ? [{ ...common, displayName: 'reliability', testMatch: ['<rootDir>/test/reliability/**/*.rel-spec.ts'] }]
       : []),
+    // Browser tests (Chromium via playwright-core): not part of `npm test`. `npm run test:browser`
+    // runs them (BROWSER_TESTS=1 turns the project on).
+    ...(process.env.BROWSER_TESTS === '1'
+      ? [{ ...common, displayName: 'browser', testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'] }]
+      : []),
   ],
 };

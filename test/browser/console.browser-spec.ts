@@ -1,0 +1,113 @@
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, '..', 'artifacts');
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+describe('web console (/console) in Chromium', () => {
+  let t: TestApp;
+  let browser: Browser;
+  let page: Page;
+  const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${name}.png`), fullPage: true });
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    mkdirSync(ARTIFACTS, { recursive: true });
+    t = await startTestApp();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+    page = await browser.newPage({ viewport: { width: 1366, height: 860 } });
+    page.setDefaultTimeout(15_000);
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  it('is public: /console redirects to the page, which asks for a key', async () => {
+    const res = await fetch(`${t.url}/console`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/console/');
+    await page.goto(`${t.url}/console`);
+    await expect(page.getByRole('heading', { name: 'Open the console' }).isVisible()).resolves.toBe(true);
+    await page.getByLabel('API key').fill('wrong-key-0000');
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByText('This key is not known to the service.').waitFor();
+    await shot('1-key');
+  });
+
+  it('chats: creates a session, streams the answer, approves the ticket, shows the final answer', async () => {
+    await page.getByLabel('API key').fill(KEYS.adminA);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.getByRole('heading', { name: 'Sessions' }).waitFor();
+    await expect(page.evaluate<string | null>("sessionStorage.getItem('agent-api-console.key')")).resolves.toBe(KEYS.adminA);
+    await page.getByLabel('Title').fill('Order O-1001');
+    await page.getByRole('button', { name: 'Create session' }).click();
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill('Please help with order O-1001');
+    await composer.press('Enter');
+
+    // The first tool runs without asking; the ticket waits for approval.
+    await page.locator('.tool-card[data-status="completed"]', { hasText: 'get_order' }).waitFor();
+    // Count typewriter frames: the answer must appear progressively, not in one piece.
+    // (evaluated in the page: this project's type-check has no DOM lib)
+    await page.evaluate("window.typedFrames = 0; document.getElementById('messages').addEventListener('typed', () => window.typedFrames++)");
+    const approve = page.getByRole('button', { name: 'Approve' });
+    await approve.waitFor();
+    await expect(page.locator('#run-status').textContent()).resolves.toContain('waiting for approval');
+    await shot('2-approval');
+    await approve.click();
+    await page.locator('.tool-card[data-status="completed"]', { hasText: 'create_ticket' }).waitFor();
+    await expect(page.locator('.tool-card', { hasText: 'create_ticket' }).textContent()).resolves.toMatch(/Approved by admin_a/);
+    await expect(page.locator('.tool-card', { hasText: 'create_ticket' }).locator('.tool-duration').textContent()).resolves.toMatch(/^\d+ ms$/);
+
+    // Streamed (typed) text, ending with the ticket id; then the run's final status.
+    const answer = page.locator('.msg-assistant .bubble', { hasText: /ticket T-[0-9A-Z]+/ });
+    await answer.waitFor();
+    await page.locator('#run-status', { hasText: 'completed' }).waitFor();
+    await page.locator('.msg-assistant .bubble.typing').waitFor({ state: 'detached' });
+    await shot('3-answer');
+    await expect(page.evaluate<number>('window.typedFrames')).resolves.toBeGreaterThan(3);
+    const text = (await answer.textContent()) ?? '';
+    const ticket = /T-[0-9A-Z]+/.exec(text)![0];
+    const sessionId = decodeURIComponent(new URL(page.url()).hash.split('/')[2]);
+    const messages = await t.call(KEYS.adminA, 'GET', `/v1/sessions/${sessionId}/messages`);
+    const final = messages.body.data.filter((m: { role: string }) => m.role === 'assistant').pop();
+    expect(final.content[0].text).toBe(text);
+    expect(final.content[0].text).toContain(ticket);
+
+    // Reloading the page shows the history from the API (the key survives in sessionStorage).
+    await page.reload();
+    await page.locator('.msg-assistant .bubble', { hasText: ticket }).waitFor();
+  });
+
+  it('audit view (admin): records with filters, the record detail and the chain-verified badge', async () => {
+    await page.getByRole('link', { name: 'Audit', exact: true }).click();
+    await page.locator('#verify-badge', { hasText: /Chain verified · \d+ records/ }).waitFor();
+    await page.getByLabel('Action').fill('POST /v1/runs/:id/approvals/:approval_id');
+    await page.getByRole('button', { name: 'Apply filters' }).click();
+    const rows = page.locator('.audit-table tbody tr');
+    await rows.first().waitFor();
+    await expect(rows.count()).resolves.toBe(1);
+    await rows.first().getByRole('button').click();
+    const detail = page.locator('#audit-detail');
+    await expect(detail.textContent()).resolves.toContain('POST /v1/runs/:id/approvals/:approval_id');
+    await expect(detail.locator('pre').textContent()).resolves.toContain('"decision": "approve"');
+    await shot('4-audit');
+  });
+
+  it('members see no audit link', async () => {
+    const member = await browser.newPage();
+    try {
+      await member.goto(`${t.url}/console/`);
+      await member.getByLabel('API key').fill(KEYS.memberA1);
+      await member.getByRole('button', { name: 'Continue' }).click();
+      await member.getByRole('heading', { name: 'Sessions' }).waitFor();
+      await expect(member.getByRole('link', { name: 'Audit', exact: true }).isVisible()).resolves.toBe(false);
+    } finally {
+      await member.close();
+    }
+  });
+});
