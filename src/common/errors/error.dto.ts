@@ -31,7 +31,8 @@ export class ErrorEnvelopeDto {
 
 /** Documents the error responses of a route, grouped by status, listing the codes it can return. */
 export function ApiErrors(...codes: ErrorCode[]) {
-  const all: ErrorCode[] = ['unauthorized', ...codes];
+  // Every /v1 route can answer 401, 429 (rate limit) and 503 (database unavailable).
+  const all: ErrorCode[] = ['unauthorized', ...codes, 'rate_limited', 'unavailable'];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of all) {
     const status = ERROR_CODES[code].status;
