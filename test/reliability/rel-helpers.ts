@@ -115,7 +115,7 @@ export interface NodeProcess {
   output(): string;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null; at: number }>;
   isRunning(): boolean;
-  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>, key?: string, timeoutMs?: number): Promise<ApiResult<T>>;
+  call<T = any>(method: string, path: string, body?: unknown, headers?: Record<string, string>, key?: string | null, timeoutMs?: number): Promise<ApiResult<T>>;
   kill9(): Promise<void>;
   sigterm(): number;
 }
