@@ -8,7 +8,7 @@ import { ConfigError, loadConfig } from './common/config/app-config';
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 
 /**
- * Graceful shutdown on SIGTERM / SIGINT: `app.close()` ends the SSE streams cleanly (clients
+ * Graceful shutdown on SIGTERM / SIGINT: the listener closes first (stop accepting), then `app.close()` ends the SSE streams cleanly (clients
  * resume elsewhere with Last-Event-ID), stops the run worker and releases its leases (another node
  * resumes the runs), closes the HTTP server and then the database. A hard timer exits the process
  * if any of that hangs; a second signal exits at once.
@@ -29,6 +29,11 @@ function handleSignals(app: NestFastifyApplication): void {
       process.exit(1);
     }, SHUTDOWN_DEADLINE_MS - 250);
     hard.unref();
+    // Stop accepting at once: the listener closes now (idle keep-alive sockets too); requests in
+    // flight finish while app.close() drains SSE streams and the worker.
+    const server = app.getHttpServer();
+    server.close();
+    server.closeIdleConnections();
     app
       .close()
       .then(() => {
