@@ -43,10 +43,12 @@ describe('two nodes on one PostgreSQL database', () => {
 
   it('spreads runs, streams across nodes live and in order, and survives kill -9 of the executing node', async () => {
     const env = { WORKER_CONCURRENCY: '3', RUN_LEASE_MS: '2000' };
-    const a = await startNode({ name: 'node-a', dataDir: dirA.path, databaseUrl: db!.url, env });
-    nodes.push(a);
-    const b = await startNode({ name: 'node-b', dataDir: dirB.path, databaseUrl: db!.url, env });
-    nodes.push(b);
+    // Both start at once on a fresh database, as replicas of a deployment do (migrations race).
+    const [a, b] = await Promise.all([
+      startNode({ name: 'node-a', dataDir: dirA.path, databaseUrl: db!.url, env }),
+      startNode({ name: 'node-b', dataDir: dirB.path, databaseUrl: db!.url, env }),
+    ]);
+    nodes.push(a, b);
     const byId = new Map([[a.nodeId, a], [b.nodeId, b]]);
 
     // Watch which node holds each run's lease.
