@@ -5,6 +5,7 @@ import { DemoTickets1764489900000 } from './1764489900000-demo-tickets';
 import { Attachments1764490000000 } from './1764490000000-attachments';
 import { Audit1764490100000 } from './1764490100000-audit';
 import { Approvals1764490200000 } from './1764490200000-approvals';
+import { AuditOutbox1764497000000 } from './1764497000000-audit-outbox';
 
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
@@ -18,4 +19,5 @@ export const MIGRATIONS = [
   Attachments1764490000000,
   Audit1764490100000,
   Approvals1764490200000,
+  AuditOutbox1764497000000,
 ];

@@ -13,8 +13,17 @@ import { AuditRecord, NewAuditRecord } from './audit-record';
 export abstract class AuditTrail {
   /** Appends records (any tenants) in the given order; returns them with seq and hashes. */
   abstract append(records: NewAuditRecord[]): Promise<AuditRecord[]>;
-  /** Records stored run events with their full, unredacted data (the event store calls this). */
+  /** Records stored run events with their full, unredacted data, chained at once. */
   abstract appendRunEvents(events: StoredRunEvent[]): Promise<AuditRecord[]>;
+  /**
+   * Records stored run events off the hot path: the records are written durably in the caller's
+   * transaction (commit together or not at all) without taking the chain lock, and chained in
+   * batches right after commit. Every read of the trail (`AuditReader`) chains what is queued
+   * first, so readers never see the trail without a committed run event.
+   */
+  abstract recordRunEvents(events: StoredRunEvent[]): Promise<void>;
+  /** Chains every queued record now (of one tenant, or of all). */
+  abstract flush(tenantId?: string): Promise<void>;
 }
 
 /** How a run event is recorded: actor `system` acting for the session owner. */

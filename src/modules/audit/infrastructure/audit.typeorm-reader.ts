@@ -4,15 +4,21 @@ import { invalidCursor } from '../../../common/http/pagination';
 import { isId } from '../../../common/ids/ids';
 import { AuditFilters, AuditPage, AuditReader } from '../domain/audit-reader';
 import { AuditRecord } from '../domain/audit-record';
+import { AuditTrail } from '../domain/audit-trail';
 import { AUDIT_COLUMNS, AuditRow, auditRowToDomain } from './audit-row';
 
 @Injectable()
 export class AuditTypeormReader extends AuditReader {
-  constructor(private readonly uow: UnitOfWork) {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly trail: AuditTrail,
+  ) {
     super();
   }
 
   async list(tenantId: string, filters: AuditFilters, page: AuditPage): Promise<{ items: AuditRecord[]; hasMore: boolean }> {
+    // Run-event records are chained shortly after their commit: chain what is queued first.
+    await this.trail.flush(tenantId);
     const m = this.uow.manager;
     const where: string[] = ['tenant_id = $1'];
     const params: unknown[] = [tenantId];
@@ -52,6 +58,7 @@ export class AuditTypeormReader extends AuditReader {
   }
 
   async head(tenantId: string): Promise<{ lastSeq: number; lastHash: string } | null> {
+    await this.trail.flush(tenantId);
     const rows: Array<{ last_seq: string; last_hash: string }> = await this.uow.manager.query(
       `SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = $1`,
       [tenantId],

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { EntityManager } from 'typeorm';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { newId } from '../../../common/ids/ids';
@@ -10,6 +10,12 @@ import { AUDIT_COLUMNS, auditRecordToParams } from './audit-row';
 const COLUMN_COUNT = 18;
 /** Rows per INSERT statement (PostgreSQL allows 65535 parameters per statement). */
 const ROWS_PER_INSERT = 1000;
+/** Queued run-event records chained per transaction. */
+const OUTBOX_BATCH = 2000;
+const OUTBOX_RETRY_MS = 1000;
+
+/** A queued record as stored in `audit_outbox.record` (JSON: the time as an ISO string). */
+type QueuedRecord = Omit<NewAuditRecord, 'occurredAt'> & { occurredAt: string };
 
 /**
  * The audit trail on PostgreSQL. Per tenant, inside the ambient transaction: make sure the chain
@@ -17,11 +23,35 @@ const ROWS_PER_INSERT = 1000;
  * the new records onto it, insert them with one multi-row INSERT and move the head. The head lock
  * serialises appenders of one tenant, so `seq` is gap-free and in commit order; other tenants'
  * chains are independent. Tenants are locked in sorted order, so two multi-tenant appends can't deadlock.
+ *
+ * Run events take the outbox path (`recordRunEvents`): their records are inserted into
+ * `audit_outbox` in the event's transaction (no chain lock, so run-event transactions of one
+ * tenant no longer serialise on the head row through their commit), and after commit a drainer
+ * moves them into the chain in batches: lock the head, take the tenant's queued rows in id order,
+ * chain and insert them, delete them - one transaction, so a record is chained exactly once, on
+ * any node. Queued rows left by a crash are chained at the next start (or by any other node).
  */
 @Injectable()
-export class AuditTypeormTrail extends AuditTrail {
+export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('AuditTrail');
+  private draining: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+  private retryTimer: NodeJS.Timeout | null = null;
+
   constructor(private readonly uow: UnitOfWork) {
     super();
+  }
+
+  onApplicationBootstrap(): void {
+    this.kick();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    // Best effort: what stays queued is chained by the next node that starts or drains.
+    await Promise.race([this.draining?.catch(() => undefined), new Promise((r) => setTimeout(r, 3000).unref())]);
   }
 
   async append(records: NewAuditRecord[]): Promise<AuditRecord[]> {
@@ -40,7 +70,84 @@ export class AuditTypeormTrail extends AuditTrail {
     return this.append(events.map(runEventToAuditRecord));
   }
 
-  private async appendForTenant(m: EntityManager, tenantId: string, records: NewAuditRecord[]): Promise<AuditRecord[]> {
+  async recordRunEvents(events: StoredRunEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const records = events.map(runEventToAuditRecord);
+    await this.uow.run(async (m) => {
+      await m.query(
+        `INSERT INTO audit_outbox (tenant_id, record)
+         SELECT t, r FROM unnest($1::text[], $2::jsonb[]) WITH ORDINALITY AS u(t, r, n) ORDER BY n`,
+        [records.map((r) => r.tenantId), records.map((r) => JSON.stringify({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} }))],
+      );
+      this.uow.afterCommit(() => this.kick());
+    });
+  }
+
+  async flush(tenantId?: string): Promise<void> {
+    await this.draining?.catch(() => undefined);
+    if (tenantId === undefined) await this.drainAll();
+    else await this.drainTenant(tenantId);
+  }
+
+  /** Starts a background drain (or asks the running one to go round once more). */
+  private kick(): void {
+    if (this.stopped) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.again = false;
+    this.draining = this.drainAll()
+      .catch((err) => {
+        this.logger.warn(`chaining queued audit records failed (retrying): ${(err as Error).message}`);
+        if (!this.retryTimer && !this.stopped) {
+          this.retryTimer = setTimeout(() => {
+            this.retryTimer = null;
+            this.kick();
+          }, OUTBOX_RETRY_MS);
+          this.retryTimer.unref();
+        }
+      })
+      .finally(() => {
+        this.draining = null;
+        if (this.again) this.kick();
+      });
+  }
+
+  private async drainAll(): Promise<void> {
+    const tenants: Array<{ tenant_id: string }> = await this.uow.dataSource.query(`SELECT DISTINCT tenant_id FROM audit_outbox ORDER BY tenant_id LIMIT 1000`);
+    for (const { tenant_id: tenant } of tenants) await this.drainTenant(tenant);
+  }
+
+  /** Chains the tenant's queued records, a batch per transaction, until none is left (bounded). */
+  private async drainTenant(tenantId: string): Promise<void> {
+    for (let round = 0; round < 1000; round++) {
+      const moved = await this.uow.dataSource.transaction(async (m) => {
+        let ids: string[] = [];
+        await this.appendForTenant(m, tenantId, async () => {
+          const rows: Array<{ id: string; record: QueuedRecord }> = await m.query(
+            `SELECT id, record FROM audit_outbox WHERE tenant_id = $1 ORDER BY id LIMIT $2`,
+            [tenantId, OUTBOX_BATCH],
+          );
+          ids = rows.map((r) => r.id);
+          return rows.map((r) => ({ ...r.record, occurredAt: new Date(r.record.occurredAt) }));
+        });
+        if (ids.length > 0) await m.query(`DELETE FROM audit_outbox WHERE id = ANY($1::bigint[])`, [ids]);
+        return ids.length;
+      });
+      if (moved < OUTBOX_BATCH) return;
+    }
+  }
+
+  /**
+   * Chains records onto the tenant's head: `records`, or what `load` returns once the head is
+   * locked (the outbox, read under the lock so concurrent drainers never chain a row twice).
+   */
+  private async appendForTenant(
+    m: EntityManager,
+    tenantId: string,
+    input: NewAuditRecord[] | (() => Promise<NewAuditRecord[]>),
+  ): Promise<AuditRecord[]> {
     await m.query(`INSERT INTO audit_chain_heads (tenant_id, last_seq, last_hash) VALUES ($1, 0, $2) ON CONFLICT (tenant_id) DO NOTHING`, [
       tenantId,
       GENESIS_HASH,
@@ -49,6 +156,8 @@ export class AuditTypeormTrail extends AuditTrail {
       `SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = $1 FOR UPDATE`,
       [tenantId],
     );
+    const records = typeof input === 'function' ? await input() : input;
+    if (records.length === 0) return [];
     let seq = Number(heads[0].last_seq);
     let prevHash = heads[0].last_hash;
     const now = new Date();

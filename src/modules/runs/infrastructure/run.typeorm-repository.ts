@@ -24,11 +24,11 @@ export class RunTypeormRepository extends RunRepository {
     super();
   }
 
-  /** Appends run events and their audit records (last: the audit chain lock is held to commit). */
+  /** Appends run events and queues their audit records (chained in batches after commit, off the hot path). */
   private async appendEvents(owner: EventStreamOwner, events: NewRunEvent[]): Promise<void> {
     if (events.length === 0) return;
     const stored = await this.events.append(owner, events);
-    await this.audit.appendRunEvents(stored);
+    await this.audit.recordRunEvents(stored);
   }
 
   private get repo() {
