@@ -40,8 +40,12 @@ class TcpProxy {
         s.on('close', () => this.sockets.delete(s));
         s.on('error', () => undefined);
       }
-      client.pipe(upstream);
-      upstream.pipe(client);
+      const forward = (to: Socket) => (d: Buffer) => {
+        if (this.partitioned) this.held.push(() => to.write(d));
+        else to.write(d);
+      };
+      client.on('data', forward(upstream));
+      upstream.on('data', forward(client));
       client.on('close', () => upstream.destroy());
       upstream.on('close', () => client.destroy());
     });
@@ -50,6 +54,18 @@ class TcpProxy {
       server.listen(this.port, '127.0.0.1', () => res());
     });
     this.server = server;
+  }
+
+  private partitioned = false;
+  private held: Array<() => void> = [];
+
+  /**
+   * A network partition: connections stay open and new ones are accepted, but no byte gets through
+   * until it heals; then the held bytes are delivered in order (as TCP retransmission would).
+   */
+  partition(on: boolean): void {
+    this.partitioned = on;
+    if (!on) for (const send of this.held.splice(0)) send();
   }
 
   async cut(): Promise<void> {
@@ -85,7 +101,6 @@ describe('database outage under load', () => {
   let db: Awaited<ReturnType<typeof freshDatabase>> = null;
   let proxy: TcpProxy;
   let node: NodeProcess | null = null;
-  const figures = new Figures('outage');
 
   beforeAll(async () => {
     const base = new URL(requirePostgres());
@@ -100,12 +115,13 @@ describe('database outage under load', () => {
     dir.remove();
   });
 
-  it('answers 503 unavailable quickly while PostgreSQL is unreachable and loses no accepted run', async () => {
+  async function scenario(mode: 'stop' | 'partition'): Promise<void> {
     const viaProxy = new URL(db!.url);
     viaProxy.hostname = '127.0.0.1';
     viaProxy.port = String(proxy.port);
-    node = await startNode({ name: 'outage', dataDir: dir.path, databaseUrl: viaProxy.toString(), env: { RUN_LEASE_MS: '2000' } });
-    const n = node;
+    const n = await startNode({ name: `outage-${mode}`, dataDir: dir.path, databaseUrl: viaProxy.toString(), env: { RUN_LEASE_MS: '2000' } });
+    node = n;
+    const figures = new Figures(mode === 'stop' ? 'outage' : 'partition');
 
     let phase: Sample['phase'] = 'before';
     const samples: Sample[] = [];
@@ -147,10 +163,12 @@ describe('database outage under load', () => {
 
     await sleep(3000);
     phase = 'cut';
-    await proxy.cut();
+    if (mode === 'stop') await proxy.cut();
+    else proxy.partition(true);
     await sleep(7000);
     phase = 'after';
-    await proxy.restore();
+    if (mode === 'stop') await proxy.restore();
+    else proxy.partition(false);
     const restoredAt = Date.now();
     await until('/readyz to be 200 again', 30_000, async () => (samples.some((x) => x.what === 'GET /readyz' && x.phase === 'after' && x.status === 200) ? true : undefined), 100);
     const recoveredMs = Date.now() - restoredAt;
@@ -194,5 +212,10 @@ describe('database outage under load', () => {
     expect(figures.duplicates).toBe(0);
     expect(figures.gaps).toBe(0);
     expect(figures.runsFinished).toBe(figures.runsAccepted);
-  }, 300_000);
+    await n.kill9();
+  }
+
+  it('stopped PostgreSQL: answers 503 unavailable quickly, recovers without a restart, loses no accepted run', () => scenario('stop'), 300_000);
+
+  it('a 7 s network partition to PostgreSQL: requests wait at most the partition, /readyz is 503, it recovers and loses no accepted run', () => scenario('partition'), 300_000);
 });
