@@ -61,6 +61,8 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     logger: new PinoNestLogger(rootLogger),
     bufferLogs: false,
     abortOnError: false,
+    // Fastify parses JSON itself; Nest's extra parsers (urlencoded) would accept form bodies.
+    bodyParser: false,
   });
   const fastify = app.getHttpAdapter().getInstance();
   app.getHttpServer().headersTimeout = config.httpHeadersTimeoutMs;
@@ -89,7 +91,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
       .setTitle('Agent API')
       .setDescription(API_DESCRIPTION)
       .setVersion('1.0.0')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key' }, 'api-key')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'Your API key, e.g. dev-key-0001' }, 'api-key')
       .addSecurityRequirements('api-key')
       .build();
     const document = SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });

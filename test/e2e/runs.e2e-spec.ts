@@ -125,6 +125,11 @@ describe('runs and the agent loop', () => {
     expect(['cancelling', 'cancelled']).toContain(c.body.status);
     const done = await waitForRun(t, key, running.body.run_id, isTerminal, 5000);
     expect(done.status).toBe('cancelled');
+    expect(done.usage.model_calls).toBe(1); // the interrupted call was made and is counted
+    expect(done.step_count).toBe(1);
+    const history = await t.call(key, 'GET', `/v1/sessions/${sid}/messages?limit=100`);
+    const assistant = history.body.data.filter((m: any) => m.role === 'assistant' && m.run_id === running.body.run_id);
+    expect(assistant.map((m: any) => m.status)).toEqual(['cancelled']);
     const again = await t.call(key, 'POST', `/v1/runs/${running.body.run_id}/cancel`);
     expect(again.status).toBe(200);
     expect(again.body.status).toBe('cancelled');
@@ -161,6 +166,7 @@ describe('runs and the agent loop', () => {
     ['max_steps', { max_steps: 2 }, [{ tool_calls: [{ name: 'get_time', arguments: {} }] }, { tool_calls: [{ name: 'get_weather', arguments: { location: 'Oslo' } }] }, { text: 'x' }]],
     ['tool_budget', { max_tool_calls: 1 }, [{ tool_calls: [{ name: 'get_time', arguments: {} }, { name: 'get_weather', arguments: { location: 'Oslo' } }] }, { text: 'x' }]],
     ['token_budget', { max_total_tokens: 5 }, [{ tool_calls: [{ name: 'get_time', arguments: {} }] }, { text: 'x' }]],
+    ['token_budget', { max_total_tokens: 10 }, [{ text: 'a single answer that is longer than the budget allows' }]],
     ['deadline', { timeout_ms: 1000 }, [{ sleep_ms: 5000, text: 'slow' }]],
     ['loop_detected', {}, Array.from({ length: 4 }, () => ({ tool_calls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }))],
   ])('terminates at %s and never reports completed', async (reason, limits, turns) => {
@@ -171,6 +177,27 @@ describe('runs and the agent loop', () => {
     const events = await runEvents(t, key, r.body.run_id);
     expect(contractOrderProblems(events)).toEqual([]);
     expect(events[events.length - 1].data).toMatchObject({ status: 'terminated', termination_reason: reason });
+  });
+
+  it('rejects U+0000 in input and cleans it from model output', async () => {
+    const sid = await createSession(t, key);
+    const bad = await startRun(t, key, sid, { input: userInput('a\u0000b') });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.details.errors[0].field).toBe('input.content[0].text');
+    const title = await t.call(key, 'POST', '/v1/sessions', { title: 'x\u0000' });
+    expect(title.status).toBe(400);
+    const r = await startRun(t, key, sid, { input: userInput(script([{ text: 'a\u0000b' }])) });
+    const done = await waitForRun(t, key, r.body.run_id, isTerminal);
+    expect(done.status).toBe('completed');
+    const final = await t.call(key, 'GET', `/v1/sessions/${sid}/messages/${done.final_message_id}`);
+    expect(final.body.content[0].text).toBe('a\uFFFDb');
+  });
+
+  it('answers 400 (not 500) for a run without input', async () => {
+    const sid = await createSession(t, key);
+    const r = await startRun(t, key, sid, {});
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.errors).toEqual([{ field: 'input', message: 'input is required' }]);
   });
 
   it('fails the run with the model error code', async () => {

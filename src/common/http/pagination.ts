@@ -8,7 +8,7 @@ export type SortOrder = 'asc' | 'desc';
 
 /** `after`, `limit`, `order` of every collection GET (CONTRACT section 4). */
 export class ListQueryDto {
-  @ApiPropertyOptional({ description: 'An item id: the page starts after it.', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' })
+  @ApiPropertyOptional({ description: 'An item id of this list (e.g. the `last_id` of the previous page): the page starts after it.' })
   @IsOptional()
   @IsString()
   @MaxLength(64)

@@ -1,5 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError, FieldError } from '../errors/domain-error';
+import { findNul } from '../text/nul';
 
 function flatten(errors: ValidationError[], parent = ''): FieldError[] {
   const out: FieldError[] = [];
@@ -43,6 +44,14 @@ export class ContractValidationPipe implements PipeTransform {
       if (typeof value !== 'object' || Array.isArray(value)) {
         throw new DomainError('invalid_request', `the ${metadata.type} must be a JSON object`, {
           errors: [{ field: metadata.type, message: 'must be a JSON object' }],
+        });
+      }
+    }
+    if (isDto && (metadata.type === 'body' || metadata.type === 'query')) {
+      const field = findNul(value);
+      if (field) {
+        throw new DomainError('invalid_request', `${field} contains a NUL character (U+0000), which is not allowed`, {
+          errors: [{ field, message: 'must not contain U+0000' }],
         });
       }
     }

@@ -6,6 +6,7 @@ import { newId } from '../../../common/ids/ids';
 import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, ModelStreamEvent, ToolSpec } from '../../agents/domain/model-provider';
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
+import { stripNul } from '../../../common/text/nul';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunPersistence } from '../application/run-persistence';
@@ -260,11 +261,13 @@ export class RunExecutor {
       });
       for await (const ev of stream as AsyncIterable<ModelStreamEvent>) {
         if (ctx.leaseLost) throw new LeaseLost('lease lost');
+        // Model output is untrusted text: U+0000 cannot be stored by PostgreSQL.
         if (ev.type === 'text_delta') {
-          text += ev.text;
-          await buffer.push(ev.text);
+          const delta = stripNul(ev.text);
+          text += delta;
+          await buffer.push(delta);
         } else if (ev.type === 'tool_call') {
-          toolCalls.push({ id: ev.id ?? newId('call'), name: ev.name, arguments: ev.arguments ?? {} });
+          toolCalls.push({ id: ev.id ?? newId('call'), name: stripNul(ev.name), arguments: stripNul(ev.arguments ?? {}) });
         } else if (ev.type === 'usage') {
           usage = { input_tokens: ev.input_tokens, output_tokens: ev.output_tokens, cached_input_tokens: ev.cached_input_tokens ?? 0 };
         }
@@ -310,6 +313,9 @@ export class RunExecutor {
       run.finish('terminated', { reason: 'deadline' }, now);
     } else if (failure) {
       run.finish('failed', { error: failure }, now);
+    } else if (run.limits.max_total_tokens !== null && run.tokensUsed() > run.limits.max_total_tokens) {
+      // Over the token budget: never reported completed, and no tool of this turn runs.
+      run.finish('terminated', { reason: 'token_budget', finalMessageId: toolCalls.length === 0 ? messageId : null }, now);
     } else if (toolCalls.length === 0) {
       run.finish('completed', { finalMessageId: messageId }, now);
     } else {
@@ -334,14 +340,21 @@ export class RunExecutor {
     return this.save(run, ctx, () => this.messages.update(messageId, { status, content }));
   }
 
+  /**
+   * Closes a model turn that did not finish here: a cancel that landed mid-turn (the call was
+   * made: it counts, and the message is `cancelled`), or a crash / lost lease (the turn is redone:
+   * the message is `failed` and the step is not counted twice).
+   */
   private async closeInterruptedMessage(run: Run, ctx: ExecContext): Promise<boolean> {
     const id = run.state.streaming_message_id!;
     const msg = await this.messages.findById(id);
     const content = msg?.content ?? [];
+    const cancelled = run.cancelRequested || run.status === 'cancelling';
     run.record('message.completed', { message_id: id, content });
     run.setStreamingMessage(null);
-    run.abandonStep();
-    return this.save(run, ctx, () => this.messages.update(id, { status: 'failed', content }));
+    if (cancelled) run.countModelCall();
+    else run.abandonStep();
+    return this.save(run, ctx, () => this.messages.update(id, { status: cancelled ? 'cancelled' : 'failed', content }));
   }
 
   private async resolveAttachments(tenantId: string, subjectId: string, messages: ModelMessage[]): Promise<ModelAttachment[]> {
@@ -425,7 +438,7 @@ export class RunExecutor {
       run.record('tool.started', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt });
       if (!(await this.save(run, ctx))) return 'conflict';
       const t0 = Date.now();
-      const outcome: ToolOutcome = await this.tools.execute(p.tool_name, p.arguments, {
+      const raw: ToolOutcome = await this.tools.execute(p.tool_name, p.arguments, {
         tenantId: snap.tenantId,
         subjectId: snap.subjectId,
         sessionId: snap.sessionId,
@@ -437,6 +450,7 @@ export class RunExecutor {
         deadline,
       });
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
+      const outcome = stripNul(raw);
       const retry = !outcome.ok && outcome.error.retryable && attempt < MAX_TOOL_ATTEMPTS && !ctx.cancelled && Date.now() < deadline;
       if (!retry) return this.recordOutcome(run, p, ctx, outcome, Date.now() - t0);
     }

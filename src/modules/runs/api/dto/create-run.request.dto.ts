@@ -4,6 +4,7 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsDefined,
   IsIn,
   IsInt,
   IsOptional,
@@ -81,6 +82,7 @@ export class RunLimitsInputDto {
 
 export class CreateRunRequestDto {
   @ApiProperty({ type: RunInputDto, example: { role: 'user', content: [{ type: 'text', text: 'Where is my order O-1001?' }] } })
+  @IsDefined({ message: 'input is required' })
   @ValidateNested()
   @Type(() => RunInputDto)
   input!: RunInputDto;
@@ -95,7 +97,7 @@ export class CreateRunRequestDto {
   @IsIn(['reject', 'enqueue'])
   concurrency?: 'reject' | 'enqueue';
 
-  @ApiPropertyOptional({ example: 3 })
+  @ApiPropertyOptional({ description: "If given and not the session's current revision: 409 session_conflict." })
   @IsOptional()
   @IsInt()
   @Min(0)
