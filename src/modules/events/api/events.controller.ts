@@ -15,6 +15,7 @@ import { projectEvent } from '../domain/event-projector';
 import { EventStreams } from '../domain/event-streams';
 import { Audience, EventStore, StoredRunEvent } from '../domain/run-event';
 import { EventsQueryDto, RunEventListResponseDto } from './dto/run-event.response.dto';
+import { encodeSseFrame } from './sse';
 import { SseStreamsService } from './sse-streams.service';
 
 const CURSOR_RE = /^\d{1,15}$/;
@@ -96,6 +97,12 @@ function ApiEventStream(kind: StreamKind) {
 @ApiExtraModels(RunEventListResponseDto)
 @Controller('v1')
 export class EventsController {
+  /** Encoded SSE frames per stream kind and audience, keyed by the hub's event objects. */
+  private readonly frames: Record<StreamKind, Record<Audience, WeakMap<StoredRunEvent, string>>> = {
+    run: { admin: new WeakMap(), member: new WeakMap() },
+    session: { admin: new WeakMap(), member: new WeakMap() },
+  };
+
   constructor(
     private readonly queries: QueryBus,
     private readonly store: EventStore,
@@ -194,16 +201,26 @@ export class EventsController {
     if (conn.isClosed) return;
     let sub: Subscription | null = null;
     conn.onClose(() => sub?.close());
+    // The hub hands every subscriber of a stream the same event objects: each event is projected
+    // and encoded once per audience (not once per subscriber), and a delivery is one write.
+    const frames = this.frames[kind][audience];
     sub = this.hub.subscribe(kind, id, cursor, {
       deliver: (events) => {
+        let chunk = '';
+        let n = 0;
         for (const e of events) {
-          if (!conn.send({ id: kind === 'run' ? e.sequence : e.sessionSequence, event: e.type, data: JSON.stringify(project(e)) })) return;
-          this.metrics?.recordDeliveryLag(e.occurredAt);
-          if (kind === 'run' && e.type === 'run.finished') {
-            conn.end();
-            return;
+          let frame = frames.get(e);
+          if (frame === undefined) {
+            frame = encodeSseFrame({ id: kind === 'run' ? e.sequence : e.sessionSequence, event: e.type, data: JSON.stringify(project(e)) });
+            frames.set(e, frame);
           }
+          chunk += frame;
+          n++;
+          if (kind === 'run' && e.type === 'run.finished') break;
         }
+        if (n === 0 || !conn.write(chunk)) return;
+        for (let i = 0; i < n; i++) this.metrics?.recordDeliveryLag(events[i].occurredAt);
+        if (kind === 'run' && events[n - 1].type === 'run.finished') conn.end();
       },
     });
     if (conn.isClosed) sub.close();
