@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '../common/config/app-config';
 import { dataSourceOptions } from '../common/database/database.module';
+import { runMigrationsLocked } from '../common/database/migrate-locked';
 import { EmbeddedPostgres } from '../common/database/embedded-postgres';
 
 /**
@@ -15,7 +16,7 @@ export async function runMigrations(env: NodeJS.ProcessEnv = process.env): Promi
   const dataSource = new DataSource({ ...dataSourceOptions(url, 2), migrationsRun: false });
   try {
     await dataSource.initialize();
-    const applied = await dataSource.runMigrations({ transaction: 'each' });
+    const applied = await runMigrationsLocked(dataSource);
     return applied.map((m) => m.name);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

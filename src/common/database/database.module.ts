@@ -1,9 +1,10 @@
-import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { AppConfig } from '../config/app-config';
 import { EmbeddedPostgres } from './embedded-postgres';
+import { runMigrationsLocked } from './migrate-locked';
 import { UnitOfWork } from './unit-of-work';
 
 /** Where the database is: the configured PostgreSQL, or the embedded one this process started. */
@@ -27,12 +28,18 @@ async function resolveTarget(config: AppConfig): Promise<DatabaseTarget> {
 }
 
 @Injectable()
-class DatabaseLifecycle implements OnApplicationShutdown {
+class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Database');
   constructor(
     private readonly dataSource: DataSource,
     @Inject(DATABASE_TARGET) private readonly target: DatabaseTarget,
   ) {}
+
+  /** Schema first: before any other module's start-up hook touches a table. */
+  async onModuleInit(): Promise<void> {
+    const applied = await runMigrationsLocked(this.dataSource);
+    if (applied.length) this.logger.log(`applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+  }
 
   async onApplicationShutdown(): Promise<void> {
     if (this.dataSource.isInitialized) await this.dataSource.destroy().catch(() => undefined);
@@ -49,7 +56,8 @@ export function dataSourceOptions(url: string, poolSize: number) {
     type: 'postgres' as const,
     url,
     migrations: MIGRATIONS,
-    migrationsRun: true,
+    // Applied by DatabaseLifecycle under an advisory lock (several nodes may start at once).
+    migrationsRun: false,
     migrationsTransactionMode: 'each' as const,
     synchronize: false,
     logging: false,
