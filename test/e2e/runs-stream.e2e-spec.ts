@@ -77,3 +77,29 @@ describe('run event stream over SSE', () => {
     expect(deltas).toBe(text);
   });
 });
+
+describe('streams of a deleted session', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp({ SSE_KEEPALIVE_MS: '1000' });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('end instead of sending keep-alives forever', async () => {
+    const key = KEYS.memberA1;
+    const auth = { authorization: `Bearer ${key}`, accept: 'text/event-stream' };
+    const sid = await createSession(t, key);
+    const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 20000, text: 'never' }])) });
+    const runStream = await openSse(`${t.url}${r.body.stream.url}`, { headers: auth });
+    const sessionStream = await openSse(`${t.url}/v1/sessions/${sid}/events`, { headers: auth });
+    expect(runStream.status).toBe(200);
+    await runStream.next(10000); // run.started: the stream is live
+    expect((await t.call(key, 'DELETE', `/v1/sessions/${sid}`)).status).toBe(204);
+    const ended = (s: { ended: Promise<void> }) => Promise.race([s.ended.then(() => true), new Promise((res) => setTimeout(() => res(false), 8000))]);
+    await expect(ended(runStream)).resolves.toBe(true);
+    await expect(ended(sessionStream)).resolves.toBe(true);
+    expect((await t.call(key, 'GET', `/v1/runs/${r.body.run_id}`)).status).toBe(404);
+  });
+});

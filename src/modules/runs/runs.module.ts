@@ -7,6 +7,7 @@ import { RunsController } from './api/runs.controller';
 import { CancelRunHandler } from './application/commands/cancel-run/cancel-run.handler';
 import { CreateRunHandler } from './application/commands/create-run/create-run.handler';
 import { SubmitToolOutputsHandler } from './application/commands/submit-tool-outputs/submit-tool-outputs.handler';
+import { ExistingRunsHandler } from './application/queries/existing-runs/existing-runs.handler';
 import { GetRunHandler } from './application/queries/get-run/get-run.handler';
 import { GetRunOwnerHandler } from './application/queries/get-run-owner/get-run-owner.handler';
 import { ListRunsHandler } from './application/queries/list-runs/list-runs.handler';
@@ -38,6 +39,7 @@ import { RunWorker } from './worker/run-worker';
     CancelRunHandler,
     SubmitToolOutputsHandler,
     GetRunHandler,
+    ExistingRunsHandler,
     GetRunOwnerHandler,
     ListRunsHandler,
     RunExecutor,

@@ -4,6 +4,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { EventsModule } from '../events/events.module';
 import { MessagesController } from './api/messages.controller';
 import { SessionsController } from './api/sessions.controller';
+import { ExistingSessionsHandler } from './application/queries/existing-sessions/existing-sessions.handler';
 import { GetMessageHandler } from './application/queries/get-message/get-message.handler';
 import { ListMessagesHandler } from './application/queries/list-messages/list-messages.handler';
 import { ArchiveSessionHandler } from './application/commands/archive-session/archive-session.handler';
@@ -32,6 +33,7 @@ import { SessionTypeormRepository } from './infrastructure/session.typeorm-repos
     ListSessionsHandler,
     ListMessagesHandler,
     GetMessageHandler,
+    ExistingSessionsHandler,
   ],
   exports: [SessionRepository, MessageRepository],
 })

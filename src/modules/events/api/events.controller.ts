@@ -197,7 +197,7 @@ export class EventsController {
       throw new DomainError('rate_limited', 'too many open event streams for this API key', { retry_after_s: 5 });
     }
     reply.hijack();
-    const conn = this.sse.start(reply.raw, principal.keyId, { 'x-request-id': String(req.id) });
+    const conn = this.sse.start(reply.raw, principal.keyId, { 'x-request-id': String(req.id) }, { kind, id });
     if (conn.isClosed) return;
     let sub: Subscription | null = null;
     conn.onClose(() => sub?.close());

@@ -1,7 +1,14 @@
-import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
 import type { ServerResponse } from 'node:http';
 import { AppConfig } from '../../../common/config/app-config';
+import { ExistingRunsQuery, ExistingSessionsQuery } from '../application/stream-targets.query';
 import { SseConnection } from './sse';
+
+export interface StreamTarget {
+  kind: 'run' | 'session';
+  id: string;
+}
 
 /** Unsent bytes an SSE client may accumulate before its stream is closed (it resumes from its cursor). */
 export const SSE_MAX_BUFFERED_BYTES = 1024 * 1024;
@@ -12,13 +19,49 @@ export const SSE_RETRY_MS = 3000;
  * of every stream on shutdown.
  */
 @Injectable()
-export class SseStreamsService implements BeforeApplicationShutdown {
+export class SseStreamsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('SseStreams');
   private readonly open = new Set<SseConnection>();
+  private readonly targets = new Map<SseConnection, StreamTarget>();
+  private sweepTimer: NodeJS.Timeout | null = null;
   private readonly perKey = new Map<string, number>();
   private closing = false;
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(
+    private readonly config: AppConfig,
+    private readonly queries: QueryBus,
+  ) {}
+
+  /**
+   * A stream whose run or session was deleted would otherwise only ever get keep-alives: every
+   * few seconds the node checks (two bounded queries, whatever the number of streams) that the
+   * targets of its open streams still exist, and ends the streams of those that do not.
+   */
+  onApplicationBootstrap(): void {
+    const every = Math.min(15_000, Math.max(1_000, this.config.sseKeepaliveMs));
+    this.sweepTimer = setInterval(() => void this.endOrphans().catch((err) => this.logger.warn(`orphan sweep failed: ${(err as Error).message}`)), every);
+    this.sweepTimer.unref();
+  }
+
+  async endOrphans(): Promise<number> {
+    const runs = new Set<string>();
+    const sessions = new Set<string>();
+    for (const t of this.targets.values()) (t.kind === 'run' ? runs : sessions).add(t.id);
+    if (runs.size === 0 && sessions.size === 0) return 0;
+    const [liveRuns, liveSessions] = await Promise.all([
+      runs.size ? this.queries.execute(new ExistingRunsQuery([...runs])) : Promise.resolve([] as string[]),
+      sessions.size ? this.queries.execute(new ExistingSessionsQuery([...sessions])) : Promise.resolve([] as string[]),
+    ]);
+    const alive = new Set([...liveRuns, ...liveSessions]);
+    let ended = 0;
+    for (const [conn, t] of [...this.targets]) {
+      if ((t.kind === 'run' ? runs : sessions).has(t.id) && !alive.has(t.id)) {
+        conn.end();
+        ended++;
+      }
+    }
+    return ended;
+  }
 
   get count(): number {
     return this.open.size;
@@ -40,11 +83,13 @@ export class SseStreamsService implements BeforeApplicationShutdown {
   }
 
   /** Opens the stream on a hijacked response; the slot of `keyId` is released when it closes. */
-  start(raw: ServerResponse, keyId: string, headers: Record<string, string>): SseConnection {
+  start(raw: ServerResponse, keyId: string, headers: Record<string, string>, target?: StreamTarget): SseConnection {
     const conn = new SseConnection(raw, { keepaliveMs: this.config.sseKeepaliveMs, maxBufferedBytes: SSE_MAX_BUFFERED_BYTES });
     this.open.add(conn);
+    if (target) this.targets.set(conn, target);
     conn.onClose((reason) => {
       this.open.delete(conn);
+      this.targets.delete(conn);
       this.release(keyId);
       if (reason === 'slow_client') this.logger.warn(`closed a slow SSE client (key ${keyId})`);
     });
@@ -54,6 +99,7 @@ export class SseStreamsService implements BeforeApplicationShutdown {
 
   beforeApplicationShutdown(): void {
     this.closing = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const conn of [...this.open]) conn.end();
   }
 }

@@ -8,6 +8,8 @@ export abstract class RunRepository {
   /** Conditional on `run.expectedVersion`; appends the recorded events in the same transaction. Throws ConcurrencyConflict. */
   abstract save(run: Run): Promise<void>;
   abstract findById(id: string): Promise<Run | null>;
+  /** The ids among `ids` that still exist. */
+  abstract existing(ids: string[]): Promise<string[]>;
   /** The oldest non-terminal run of a session, if any. */
   abstract findActiveInSession(sessionId: string): Promise<string | null>;
   abstract listBySession(

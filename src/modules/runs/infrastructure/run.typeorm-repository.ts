@@ -80,6 +80,11 @@ export class RunTypeormRepository extends RunRepository {
     return rows.length ? runToDomain(Object.assign(new RunOrmEntity(), rows[0])) : null;
   }
 
+  async existing(ids: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.uow.manager.query(`SELECT id FROM runs WHERE id = ANY($1::text[])`, [ids]);
+    return rows.map((r) => r.id);
+  }
+
   private cachedColumns: RunColumn[] | null = null;
   private cachedSelect: string | null = null;
 

@@ -8,6 +8,8 @@ export abstract class SessionRepository {
   /** Conditional UPDATE on `revision = session.expectedRevision`; throws ConcurrencyConflict on 0 rows. */
   abstract save(session: Session): Promise<void>;
   abstract findById(id: string): Promise<Session | null>;
+  /** The ids among `ids` that still exist. */
+  abstract existing(ids: string[]): Promise<string[]>;
   /** Returns whether a row was deleted. */
   abstract delete(id: string): Promise<boolean>;
   /** Row-locks the session inside the ambient transaction (lock order: session, then run, then event counters). */

@@ -42,6 +42,11 @@ export class SessionTypeormRepository extends SessionRepository {
     return row ? sessionToDomain(row) : null;
   }
 
+  async existing(ids: string[]): Promise<string[]> {
+    const rows: Array<{ id: string }> = await this.uow.manager.query(`SELECT id FROM sessions WHERE id = ANY($1::text[])`, [ids]);
+    return rows.map((r) => r.id);
+  }
+
   async delete(id: string): Promise<boolean> {
     const result = await this.repo.delete({ id });
     return (result.affected ?? 0) > 0;
