@@ -1,6 +1,6 @@
 import { EventNotification, NotificationListener, Notifier } from '../domain/notifier';
 import { EventStore, EventStreamOwner, NewRunEvent, StoredRunEvent } from '../domain/run-event';
-import { HUB_PAGE_SIZE, StreamHub } from './stream-hub';
+import { HUB_FIRST_PAGE_SIZE, HUB_PAGE_SIZE, StreamHub } from './stream-hub';
 
 /** In-memory store whose reads can be held open to interleave subscribers and writes. */
 class FakeStore extends EventStore {
@@ -134,6 +134,28 @@ describe('StreamHub', () => {
     expect(a.got).toEqual(range(1, HUB_PAGE_SIZE * 2 + 7));
     sub.close();
     expect(hub.stats()).toEqual({ streams: 0, subscribers: 0 });
+  });
+
+  it('gives a joining subscriber a small first page, wherever its cursor is, then full pages', async () => {
+    const { store, hub, sink } = setup();
+    store.add(HUB_PAGE_SIZE * 3);
+    for (const cursor of [0, HUB_PAGE_SIZE * 2]) {
+      const pages: number[][] = [];
+      const sub = hub.subscribe('run', 'run_1', cursor, { deliver: (events) => pages.push(events.map((e) => e.sequence)) });
+      for (let i = 0; i < 10; i++) await flush();
+      expect(pages[0]).toEqual(range(cursor + 1, cursor + HUB_FIRST_PAGE_SIZE));
+      expect(pages[1]?.length).toBe(Math.min(HUB_PAGE_SIZE, HUB_PAGE_SIZE * 3 - cursor - HUB_FIRST_PAGE_SIZE));
+      expect(pages.flat()).toEqual(range(cursor + 1, HUB_PAGE_SIZE * 3));
+      sub.close();
+    }
+    // A subscriber joining a stream that is already live is caught up the same way.
+    const live = sink();
+    hub.subscribe('run', 'run_1', HUB_PAGE_SIZE * 3, live);
+    const pages: number[][] = [];
+    hub.subscribe('run', 'run_1', 0, { deliver: (events) => pages.push(events.map((e) => e.sequence)) });
+    for (let i = 0; i < 10; i++) await flush();
+    expect(pages[0]).toEqual(range(1, HUB_FIRST_PAGE_SIZE));
+    expect(pages.flat()).toEqual(range(1, HUB_PAGE_SIZE * 3));
   });
 
   it('re-reads every stream on resync (notifications may have been lost)', async () => {

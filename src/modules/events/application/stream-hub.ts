@@ -33,6 +33,8 @@ interface Stream {
 }
 
 export const HUB_PAGE_SIZE = 500;
+/** A joining subscriber's first replay page: small, so its first frame does not wait for 500 rows. */
+export const HUB_FIRST_PAGE_SIZE = 32;
 const RETRY_MS = 1000;
 
 export function positionOf(kind: StreamKind, e: StoredRunEvent): number {
@@ -113,8 +115,8 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
     if (session && n.lastSessionSequence > session.head) this.pump(session);
   }
 
-  private read(s: Stream, after: number): Promise<StoredRunEvent[]> {
-    return s.kind === 'run' ? this.store.readRun(s.id, after, HUB_PAGE_SIZE) : this.store.readSession(s.id, after, HUB_PAGE_SIZE);
+  private read(s: Stream, after: number, limit = HUB_PAGE_SIZE): Promise<StoredRunEvent[]> {
+    return s.kind === 'run' ? this.store.readRun(s.id, after, limit) : this.store.readSession(s.id, after, limit);
   }
 
   private deliver(s: Stream, sub: Subscriber, events: StoredRunEvent[]): void {
@@ -158,13 +160,21 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
     do {
       s.dirty = false;
       if (s.subscribers.size === 0) return;
-      if (s.head < 0) s.head = Math.min(...[...s.subscribers].map((x) => x.cursor));
+      // A stream's first read serves subscribers that just joined: a small page gets their first
+      // frame out without waiting for a full page of rows.
+      let liveLimit = HUB_PAGE_SIZE;
+      if (s.head < 0) {
+        s.head = Math.min(...[...s.subscribers].map((x) => x.cursor));
+        liveLimit = HUB_FIRST_PAGE_SIZE;
+      }
       // Catch up subscribers that joined behind the head (their own replay, page by page).
       for (const sub of [...s.subscribers]) {
+        let limit = HUB_FIRST_PAGE_SIZE;
         while (!sub.closed && sub.cursor < s.head) {
-          const page = await this.read(s, sub.cursor);
+          const page = await this.read(s, sub.cursor, limit);
           this.deliver(s, sub, page);
-          if (page.length < HUB_PAGE_SIZE) break;
+          if (page.length < limit) break;
+          limit = HUB_PAGE_SIZE;
         }
         // It reached the end of what is committed below the head (the head came from a cursor
         // beyond the data, or rows were purged): read live from there; cursors filter duplicates.
@@ -174,7 +184,9 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
       for (;;) {
         if (s.subscribers.size === 0) return;
         const from = s.head;
-        const page = await this.read(s, from);
+        const limit = liveLimit;
+        liveLimit = HUB_PAGE_SIZE;
+        const page = await this.read(s, from, limit);
         if (page.length === 0) break;
         s.head = positionOf(s.kind, page[page.length - 1]);
         for (const sub of [...s.subscribers]) {
@@ -183,7 +195,7 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
           if (sub.cursor < from) s.dirty = true;
           else this.deliver(s, sub, page);
         }
-        if (page.length < HUB_PAGE_SIZE) break;
+        if (page.length < limit) break;
       }
     } while (s.dirty && !this.destroyed);
   }
