@@ -5,7 +5,8 @@
  * a fresh database created and dropped here; embedded: a temp DATA_DIR), runs B1-B5 against it
  * over loopback, and computes the ratios against the targets and the bare-Fastify ceiling in the
  * same run. Results: a table on stdout and bench/results/latest.json (merged per db and bench).
- * `--profile` starts the server with `--cpu-prof` (profiles in bench/profiles/, see bench/profile-top.ts).
+ * `--profile` starts the server with `--cpu-prof` (profiles in bench/profiles/, see bench/profile-top.ts);
+ * `--server <main.js>` benchmarks another build (A/B); `--env K=V` adds server environment.
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,16 +29,19 @@ interface Args {
   quick: boolean;
   profile: boolean;
   env: Record<string, string>;
+  /** The server entry point (default dist/src/main.js); another build for A/B comparisons. */
+  server: string;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { only: Object.keys(BENCHES) as BenchName[], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {} };
+  const a: Args = { only: Object.keys(BENCHES) as BenchName[], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js') };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     if (v === '--only') a.only = argv[++i].split(',').map((s) => s.trim().toUpperCase()) as BenchName[];
     else if (v === '--db') a.dbs = argv[++i] === 'both' ? ['postgres', 'embedded'] : [argv[i] as 'postgres' | 'embedded'];
     else if (v === '--quick') a.quick = true;
     else if (v === '--profile') a.profile = true;
+    else if (v === '--server') a.server = argv[++i];
     else if (v === '--env') {
       const [k, ...rest] = argv[++i].split('=');
       a.env[k] = rest.join('=');
@@ -72,7 +76,7 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
   const results: BenchResult[] = [];
   let app;
   try {
-    app = await startProcess(`service (${db})`, [...nodeArgs, join(DIST, 'src', 'main.js')], env, port, '/readyz');
+    app = await startProcess(`service (${db})`, [...nodeArgs, args.server], env, port, '/readyz');
     let dbUrl = pg?.url ?? '';
     if (!pg) {
       const dbPort = listeningPorts(app.pid).find((p) => p !== port);

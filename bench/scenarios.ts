@@ -118,7 +118,12 @@ export async function b2(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   for (let i = 0; i < rounds; i++) {
     const sessionId = await createSession(ctx.api);
     const t0 = performance.now();
-    const runId = await startRun(ctx.api, sessionId, [{ text, chunk_size: 4, delay_ms: 0 }]);
+    // The scripted model echoes plain input in 4-character chunks with no delay (CONTRACT section 9):
+    // exactly B2's answer. A `!script` wrapper around 200,000 characters would exceed the
+    // 200,000-character input limit of a text part.
+    const r0 = await ctx.api.call('POST', `/v1/sessions/${sessionId}/runs`, { input: { role: 'user', content: [{ type: 'text', text }] } });
+    if (r0.status !== 202) throw new Error(`B2 create run: ${r0.status} ${JSON.stringify(r0.body).slice(0, 300)}`);
+    const runId: string = r0.body.run_id;
     let got = '';
     let complete = NaN;
     deltas = 0;
@@ -249,13 +254,18 @@ export async function b4(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   const path = `/v1/runs/${runId}`;
   log(`B4 app: GET ${path} for ${d} s (+2 s warm-up)`);
   await cannon(ctx.app.url + path, auth(ctx), 2);
+  const appCpu0 = cpuMs(ctx.app.pid);
   const app = await cannon(ctx.app.url + path, auth(ctx), d);
+  const appCpu = (cpuMs(ctx.app.pid) - appCpu0) / 1000 / d;
   const bare = await ctx.startBare();
   let ceiling: autocannon.Result;
+  let bareCpu = NaN;
   try {
     log(`B4 bare Fastify + pg: GET ${path} for ${d} s (+2 s warm-up)`);
     await cannon(bare.url + path, {}, 2);
+    const bareCpu0 = cpuMs(bare.pid);
     ceiling = await cannon(bare.url + path, {}, d);
+    bareCpu = (cpuMs(bare.pid) - bareCpu0) / 1000 / d;
   } finally {
     await bare.stop();
   }
@@ -269,6 +279,8 @@ export async function b4(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
       fig('ratio to the bare ceiling', ratio, 'x', { op: '>=', value: 0.5 }),
       fig('latency p99 (app)', app.latency.p99, 'ms'),
       fig('latency p99 (bare)', ceiling.latency.p99, 'ms'),
+      fig('server CPU (app)', appCpu, 'cores'),
+      fig('server CPU (bare)', bareCpu, 'cores'),
     ],
     notes: [`32 connections, ${d} s each; non-2xx/errors: ${bad}`],
   };
@@ -306,7 +318,7 @@ async function seededRun(ctx: Ctx): Promise<{ runId: string; last: number }> {
       const r = Number((await c.query(`UPDATE event_streams SET last_sequence = last_sequence + $2 WHERE stream_id = $1 RETURNING last_sequence`, [runId, batch])).rows[0].last_sequence);
       await c.query(
         `INSERT INTO run_events (id, tenant_id, subject_id, session_id, run_id, sequence, session_sequence, type, data, occurred_at)
-         SELECT 'evt_seed_' || $4 || '_' || g, $1, $2, $3, $4, $5::bigint - $7 + g, $6::bigint - $7 + g, 'message.delta',
+         SELECT 'evt_seed_' || $4 || '_' || ($5::bigint - $7 + g), $1, $2, $3, $4, $5::bigint - $7 + g, $6::bigint - $7 + g, 'message.delta',
                 jsonb_build_object('message_id', $8::text, 'content_index', 0, 'delta', 'abcd'), now()
            FROM generate_series(1, $7::int) g`,
         [tenant, subject, sessionId, runId, r, s, batch, messageId],
