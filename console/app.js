@@ -222,6 +222,15 @@ async function renderSession(id) {
   }
 
   const runsList = h('ul', { class: 'run-list', id: 'run-list' });
+  const details = h('dl', {});
+  const fillDetails = (sess) =>
+    details.replaceChildren(h('dt', {}, 'ID'), h('dd', { class: 'mono' }, sess.id), h('dt', {}, 'Agent'), h('dd', {}, `${sess.agent.id} v${sess.agent.version}`), h('dt', {}, 'Model'), h('dd', {}, sess.agent.model), h('dt', {}, 'Status'), h('dd', {}, chip(sess.status)), h('dt', {}, 'Revision'), h('dd', {}, String(sess.revision)), h('dt', {}, 'Created'), h('dd', {}, fmtTime(sess.created_at)));
+  fillDetails(session);
+  /** Side panel: the session (revision moves with every message) and its recent runs. */
+  const refreshSide = () => {
+    api.get(`/v1/sessions/${id}`).then(fillDetails, () => undefined);
+    api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).then((r) => fillRuns(r.data), () => undefined);
+  };
   const fillRuns = (data) =>
     runsList.replaceChildren(...(data.length ? data.map((r) => h('li', {}, h('span', { class: 'mono', title: r.id }, shortId(r.id)), h('span', {}, chip(r.status), state.role === 'admin' ? [' ', h('a', { href: `#/audit?run_id=${r.id}`, class: 'small', 'aria-label': `Audit trail of run ${r.id}` }, 'audit')] : null))) : [h('li', { class: 'muted' }, 'No runs yet')]));
   fillRuns(runs.data);
@@ -236,7 +245,7 @@ async function renderSession(id) {
       h(
         'aside',
         { 'aria-label': 'Session details' },
-        h('section', { class: 'panel side' }, h('h2', {}, 'Details'), h('dl', {}, h('dt', {}, 'ID'), h('dd', { class: 'mono' }, session.id), h('dt', {}, 'Agent'), h('dd', {}, `${session.agent.id} v${session.agent.version}`), h('dt', {}, 'Model'), h('dd', {}, session.agent.model), h('dt', {}, 'Status'), h('dd', {}, chip(session.status)), h('dt', {}, 'Revision'), h('dd', {}, String(session.revision)), h('dt', {}, 'Created'), h('dd', {}, fmtTime(session.created_at)))),
+        h('section', { class: 'panel side' }, h('h2', {}, 'Details'), details),
         h('section', { class: 'panel side' }, h('h2', {}, 'Recent runs'), runsList),
       ),
     ),
@@ -289,6 +298,7 @@ async function renderSession(id) {
     const live = new LiveRun(api, runId, list, (status) => {
       runStatus.replaceChildren(chip(status));
       if (TERMINAL.has(status)) cancel.hidden = true;
+      refreshSide();
     });
     state.liveRun = live;
     setBusy(true);
@@ -300,8 +310,7 @@ async function renderSession(id) {
         setBusy(false);
         const d = finished.data;
         runStatus.replaceChildren(chip(d.status), d.error ? h('span', { class: 'small', style: 'margin-left:8px' }, `${d.error.code}: ${d.error.message}`) : '', d.termination_reason ? h('span', { class: 'small' }, ` (${d.termination_reason})`) : '');
-        const fresh = await api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).catch(() => null);
-        if (fresh) fillRuns(fresh.data);
+        refreshSide();
       })
       .catch((err) => {
         setBusy(false);
