@@ -759,7 +759,7 @@ export interface components {
              * @enum {string}
              */
             concurrency?: "reject" | "enqueue";
-            /** @example 3 */
+            /** @description If given and not the session's current revision: 409 session_conflict. */
             expected_revision?: number;
             /**
              * @example {
@@ -832,11 +832,17 @@ export interface components {
             message: string;
             /** @example req_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             request_id: string;
-            /** @description True when the same request may succeed if retried later. */
+            /**
+             * @description True when the same request may succeed if retried later.
+             * @example false
+             */
             retryable: boolean;
             /** @example null */
             run_id?: string | null;
-            /** @enum {string} */
+            /**
+             * @example not_found
+             * @enum {string}
+             */
             type: "invalid_request" | "authentication" | "permission" | "not_found" | "conflict" | "invalid_state" | "rate_limit" | "server_error";
         };
         ErrorEnvelopeDto: {
@@ -1231,7 +1237,7 @@ export interface operations {
                 action?: string;
                 /** @description The actor's subject id. */
                 actor?: string;
-                /** @description An item id: the page starts after it. */
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
                 /** @description occurred_at >= from (RFC 3339). */
                 from?: string;
@@ -1297,6 +1303,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -1352,6 +1367,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -1366,7 +1390,7 @@ export interface operations {
     Agents_list: {
         parameters: {
             query?: {
-                /** @description An item id: the page starts after it. */
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
@@ -1406,6 +1430,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1463,6 +1496,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1528,7 +1570,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
@@ -1568,6 +1612,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1625,6 +1678,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1697,6 +1759,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -1742,10 +1813,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["ErrorEnvelopeDto"];
-                    "application/pdf": components["schemas"]["ErrorEnvelopeDto"];
-                    "image/png": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/plain": components["schemas"]["ErrorEnvelopeDto"];
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `attachment_not_found` */
@@ -1754,10 +1822,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["ErrorEnvelopeDto"];
-                    "application/pdf": components["schemas"]["ErrorEnvelopeDto"];
-                    "image/png": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/plain": components["schemas"]["ErrorEnvelopeDto"];
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `attachment_not_ready`, `attachment_expired` */
@@ -1766,10 +1831,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["ErrorEnvelopeDto"];
-                    "application/pdf": components["schemas"]["ErrorEnvelopeDto"];
-                    "image/png": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/plain": components["schemas"]["ErrorEnvelopeDto"];
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `attachment_rejected` */
@@ -1778,10 +1840,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["ErrorEnvelopeDto"];
-                    "application/pdf": components["schemas"]["ErrorEnvelopeDto"];
-                    "image/png": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/plain": components["schemas"]["ErrorEnvelopeDto"];
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `rate_limited` */
@@ -1790,10 +1849,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["ErrorEnvelopeDto"];
-                    "application/pdf": components["schemas"]["ErrorEnvelopeDto"];
-                    "image/png": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/plain": components["schemas"]["ErrorEnvelopeDto"];
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unavailable` */
@@ -1802,10 +1867,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": components["schemas"]["ErrorEnvelopeDto"];
-                    "application/pdf": components["schemas"]["ErrorEnvelopeDto"];
-                    "image/png": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/plain": components["schemas"]["ErrorEnvelopeDto"];
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
         };
@@ -1856,6 +1918,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -1870,7 +1941,7 @@ export interface operations {
     Approvals_list: {
         parameters: {
             query?: {
-                /** @description An item id: the page starts after it. */
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
@@ -1928,6 +1999,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -1975,7 +2055,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
@@ -2006,6 +2088,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2091,6 +2182,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2188,7 +2288,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unauthorized` */
@@ -2198,7 +2297,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `run_not_found` */
@@ -2208,7 +2306,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `cursor_expired` */
@@ -2218,17 +2315,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `rate_limited`, `rate_limited` */
+            /** @description Error envelope. code: `rate_limited` */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unavailable` */
@@ -2238,7 +2342,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
         };
@@ -2278,7 +2381,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
@@ -2316,6 +2421,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -2330,7 +2444,7 @@ export interface operations {
     Sessions_list: {
         parameters: {
             query?: {
-                /** @description An item id: the page starts after it. */
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
@@ -2370,6 +2484,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2421,7 +2544,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
@@ -2452,6 +2577,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2516,6 +2650,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -2562,7 +2705,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
@@ -2593,6 +2738,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2649,6 +2803,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2729,6 +2892,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2819,7 +2991,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unauthorized` */
@@ -2829,7 +3000,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `session_not_found` */
@@ -2839,7 +3009,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `cursor_expired` */
@@ -2849,17 +3018,24 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `rate_limited`, `rate_limited` */
+            /** @description Error envelope. code: `rate_limited` */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unavailable` */
@@ -2869,7 +3045,6 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
-                    "text/event-stream": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
         };
@@ -2877,7 +3052,7 @@ export interface operations {
     Messages_list: {
         parameters: {
             query?: {
-                /** @description An item id: the page starts after it. */
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
@@ -2928,6 +3103,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2993,6 +3177,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
             /** @description Error envelope. code: `unavailable` */
             503: {
                 headers: {
@@ -3007,7 +3200,7 @@ export interface operations {
     Runs_list: {
         parameters: {
             query?: {
-                /** @description An item id: the page starts after it. */
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
@@ -3058,6 +3251,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3121,7 +3323,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
@@ -3161,6 +3365,15 @@ export interface operations {
             };
             /** @description Error envelope. code: `rate_limited` */
             429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
