@@ -31,9 +31,9 @@ describe('GET /v1/agents', () => {
   it('shows each tool with its risk, visibility, idempotency and executor', async () => {
     const res = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: 'support_agent', object: 'agent', version: '1', model: 'scripted', description: expect.any(String) });
+    expect(res.body).toMatchObject({ id: 'support_agent', object: 'agent', version: '2', model: 'scripted', description: expect.any(String) });
     const tools = Object.fromEntries(res.body.tools.map((x: Record<string, unknown>) => [x.name, x]));
-    expect(Object.keys(tools)).toEqual(['get_order', 'create_ticket', 'lookup_customer', 'read_attachment', 'get_time', 'slow_tool', 'flaky_tool']);
+    expect(Object.keys(tools)).toEqual(['get_order', 'create_ticket', 'notify_customer', 'lookup_customer', 'read_attachment', 'get_time', 'slow_tool', 'flaky_tool']);
     expect(tools.create_ticket).toEqual({
       name: 'create_ticket',
       description: expect.any(String),

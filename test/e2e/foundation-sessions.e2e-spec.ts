@@ -21,7 +21,7 @@ describe('foundation e2e: sessions CRUD, validation, pagination', () => {
         tenant_id: 'tenant_a',
         subject_id: 'user_a1',
         agent_id: 'support_agent',
-        agent: { id: 'support_agent', version: '1', model: 'scripted' },
+        agent: { id: 'support_agent', version: '2', model: 'scripted' },
         title: 'Order O-1001',
         status: 'active',
         revision: 1,

@@ -61,4 +61,22 @@ describe('lease take-over', () => {
     expect(events.filter((e) => e.type === 'tool.completed')).toHaveLength(1);
     expect(events.filter((e) => e.type === 'run.finished')).toHaveLength(1);
   });
+
+  it('records a non-idempotent tool interrupted by a take-over as outcome_unknown and shows it to the model', async () => {
+    const sid = await createSession(t, key);
+    const r = await startRun(t, key, sid, {
+      input: userInput(script([{ tool_calls: [{ name: 'notify_customer', arguments: { order_id: 'O-1001', message: 'on its way', ms: 3000 } }] }, { text: 'checked' }])),
+    });
+    await loseLeaseWhen(r.body.run_id, (ev) => ev.some((e) => e.type === 'tool.started'));
+    const done = await waitForRun(t, key, r.body.run_id, isTerminal);
+    expect(done.status).toBe('completed');
+    const events = await runEvents(t, key, r.body.run_id);
+    expect(contractOrderProblems(events)).toEqual([]);
+    expect(events.filter((e) => e.type === 'tool.started')).toHaveLength(1); // never re-run
+    const failed = events.find((e) => e.type === 'tool.failed');
+    expect(failed.data).toMatchObject({ tool_name: 'notify_customer', error: { code: 'outcome_unknown', retryable: false } });
+    const msgs = await t.call(key, 'GET', `/v1/sessions/${sid}/messages?limit=100`);
+    const toolMsg = msgs.body.data.find((m: any) => m.role === 'tool');
+    expect(toolMsg.content[0]).toMatchObject({ type: 'tool_result', ok: false, error: { code: 'outcome_unknown' } });
+  });
 });

@@ -200,6 +200,18 @@ describe('runs and the agent loop', () => {
     expect(r.body.error.details.errors).toEqual([{ field: 'input', message: 'input is required' }]);
   });
 
+  it('a session keeps the agent version it pinned; runs freeze the model they were accepted with', async () => {
+    const sid = await createSession(t, key);
+    const s = await t.call(key, 'GET', `/v1/sessions/${sid}`);
+    expect(s.body.agent).toEqual({ id: 'support_agent', version: '2', model: 'scripted' });
+    const r = await startRun(t, key, sid, { input: userInput('hello') });
+    const run = await waitForRun(t, key, r.body.run_id, isTerminal);
+    expect(run.agent).toEqual({ id: 'support_agent', version: '2' });
+    expect(run.model).toBe('scripted');
+    const unknown = await startRun(t, key, sid, { input: userInput('x'), model: 'gpt-nope' });
+    expect(unknown.status).toBe(400);
+  });
+
   it('fails the run with the model error code', async () => {
     const sid = await createSession(t, key);
     const r = await startRun(t, key, sid, { input: userInput(script([{ error: { code: 'model_timeout' } }])) });

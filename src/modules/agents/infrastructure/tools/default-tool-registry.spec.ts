@@ -53,6 +53,7 @@ describe('DefaultToolRegistry', () => {
       read_attachment: ['auto', 'public', true, 'server'],
       slow_tool: ['auto', 'public', true, 'server'],
       flaky_tool: ['auto', 'public', true, 'server'],
+      notify_customer: ['auto', 'public', false, 'server'],
       lookup_customer: ['auto', 'private', false, 'client'],
     });
     for (const t of registry.all()) {

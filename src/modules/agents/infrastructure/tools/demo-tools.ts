@@ -251,6 +251,28 @@ export function buildDemoTools(deps: DemoToolDeps): ToolImplementation[] {
       },
     },
     {
+      name: 'notify_customer',
+      description:
+        'Sends a message to the customer of an order (demo: nothing leaves the machine). Not idempotent: after a crash mid-call its outcome is unknown, never guessed.',
+      parameters: obj(
+        {
+          order_id: { type: 'string', minLength: 1, maxLength: 64, description: 'Order id, e.g. O-1001.' },
+          message: { type: 'string', minLength: 1, maxLength: 2000, description: 'What to tell the customer.' },
+          ms: { type: 'integer', minimum: 0, maximum: 60_000, description: 'Simulated delivery time (for crash tests).' },
+        },
+        ['order_id', 'message'],
+      ),
+      risk: 'auto',
+      visibility: 'public',
+      idempotent: false,
+      executor: 'server',
+      timeoutMs: 65_000,
+      run: async (args, ctx) => {
+        await sleep(Number(args.ms ?? 0), ctx.signal);
+        return { delivered: true, order_id: String(args.order_id), channel: 'email' };
+      },
+    },
+    {
       name: 'flaky_tool',
       description: 'Fails (retryably) while the attempt number is <= fail_times, then succeeds (for retry tests).',
       parameters: obj({ fail_times: { type: 'integer', minimum: 0, maximum: 100, description: 'How many attempts fail.' } }, ['fail_times']),
