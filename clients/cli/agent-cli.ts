@@ -325,7 +325,8 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
   if (opts.json) return finished.data.status === 'completed' ? 0 : 1;
   const d = finished.data;
   const secs = ((Date.now() - started) / 1000).toFixed(1);
-  const summary = `${d.status}${d.termination_reason ? ` (${d.termination_reason})` : ''} · ${d.usage.model_calls} model calls · ${d.usage.tool_calls} tool calls · ${secs} s`;
+  const count = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+  const summary = `${d.status}${d.termination_reason ? ` (${d.termination_reason})` : ''} · ${count(d.usage.model_calls, 'model call')} · ${count(d.usage.tool_calls, 'tool call')} · ${secs} s`;
   line(d.status === 'completed' ? c.green(`— ${summary}`) : c.red(`— ${summary}`));
   if (d.error) line(c.red(`${d.error.code}: ${d.error.message}`));
   return d.status === 'completed' ? 0 : 1;

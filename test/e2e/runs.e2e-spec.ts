@@ -86,6 +86,7 @@ describe('runs and the agent loop', () => {
     const busy = await startRun(t, key, sid, { input: userInput('second') });
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ code: 'session_busy', retryable: true, details: { active_run_id: first.body.run_id } });
+    expect(busy.headers.get('retry-after')).toBe('1');
     const second = await startRun(t, key, sid, { input: userInput(script([{ text: 'second' }])), concurrency: 'enqueue' });
     const third = await startRun(t, key, sid, { input: userInput(script([{ text: 'third' }])), concurrency: 'enqueue' });
     expect(second.status).toBe(202);

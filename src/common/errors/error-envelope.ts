@@ -50,6 +50,9 @@ function envelope(
   if (code === 'idempotency_in_progress') headers['retry-after'] = '1';
   if (code === 'unavailable') headers['retry-after'] = String(details.retry_after_s ?? 2);
   if (code === 'rate_limited') headers['retry-after'] = String(details.retry_after_s ?? 1);
+  // Other retryable conflicts say when a retry makes sense too.
+  if (code === 'session_busy') headers['retry-after'] = '1';
+  if (code === 'attachment_not_ready') headers['retry-after'] = String(Math.max(1, Math.ceil(Number(details.retry_after_ms ?? 1000) / 1000)));
   return {
     status: spec.status,
     headers,
