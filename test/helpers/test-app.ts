@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { Client } from 'pg';
+import { createFreshDatabase } from './fresh-database';
 import { createApp, listen } from '../../src/app.factory';
 import { AppConfig, loadConfig } from '../../src/common/config/app-config';
 
@@ -42,32 +42,7 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-/**
- * A fresh PostgreSQL database for one test app: on the server of `DATABASE_URL` when set,
- * else null (the app then starts its own embedded PGlite under a temp DATA_DIR).
- */
-export async function createFreshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
-  const base = process.env.DATABASE_URL;
-  if (!base) return null;
-  const name = `agent_api_t_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new URL(base);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = new Client({ connectionString: admin.toString() });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-      await d.end();
-    },
-  };
-}
+export { createFreshDatabase };
 
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-test-'));

@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { createFreshDatabase } from '../helpers/fresh-database';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -58,27 +59,8 @@ export function tempDir(prefix = 'agent-api-rel-'): { path: string; remove: () =
 }
 
 /** A fresh database on the PostgreSQL server of DATABASE_URL (null when unset: embedded). */
-export async function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
-  const base = process.env.DATABASE_URL;
-  if (!base) return null;
-  const name = `agent_api_rel_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new URL(base);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = new Client({ connectionString: admin.toString() });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-      await d.end();
-    },
-  };
+export function freshDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  return createFreshDatabase('agent_api_rel_');
 }
 
 export function requirePostgres(): string {
