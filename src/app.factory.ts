@@ -73,6 +73,14 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   await registerRateLimit(app, config);
   // JSON is the only body type of JSON routes (uploads register multipart themselves): 415 otherwise.
   fastify.removeContentTypeParser(['text/plain']);
+  // A bodiless POST that still says `Content-Type: application/json` (fetch defaults, curl -H)
+  // means "no fields", like no body at all; any other body goes to Fastify's own safe parser.
+  const parseJson = fastify.getDefaultJsonParser('error', 'error');
+  fastify.removeContentTypeParser('application/json');
+  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
+    if (body === '' || (Buffer.isBuffer(body) && body.length === 0)) return done(null, undefined);
+    return parseJson(req, body as string, done as never);
+  });
   // Multipart is parsed lazily (streamed by the handler) and only on routes that opt in with
   // `@RouteConfig({ multipart: true })` (uploads); every other route keeps answering 415 to it.
   await app.register(fastifyMultipart as never, { limits: { fileSize: config.attachmentMaxBytes, files: 1 }, throwFileSizeLimit: true });

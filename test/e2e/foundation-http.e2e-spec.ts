@@ -48,12 +48,16 @@ describe('foundation e2e: HTTP envelope, body limits, Swagger, health', () => {
       expect(res.status).toBe(201);
     });
 
-    it('an empty body with a JSON content type is 400; a POST without a body uses {}', async () => {
+    it('an empty body, with or without a JSON content type, means no fields ({}); whitespace is malformed', async () => {
       const empty = await raw(t, 'POST', '/v1/sessions', '', { 'content-type': 'application/json' });
-      expect(empty.status).toBe(400);
-      expect(empty.body.error.code).toBe('invalid_request');
+      expect(empty.status).toBe(201);
       const none = await raw(t, 'POST', '/v1/sessions', undefined, {});
       expect(none.status).toBe(201);
+      const blank = await raw(t, 'POST', '/v1/sessions', ' ', { 'content-type': 'application/json' });
+      expect(blank.status).toBe(400);
+      expect(blank.body.error.code).toBe('invalid_request');
+      const proto = await raw(t, 'POST', '/v1/sessions', '{"__proto__":{"x":1}}', { 'content-type': 'application/json' });
+      expect(proto.status).toBe(400);
     });
 
     it('no error body carries a stack trace or SQL', async () => {
