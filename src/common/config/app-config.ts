@@ -42,6 +42,7 @@ export class AppConfig {
   runLeaseMs!: number;
   nodeId!: string;
   dbPoolSize!: number;
+  dbQueryTimeoutMs!: number;
   /** Server timeouts against slow clients (none of them cuts an SSE stream whose keep-alives flow). */
   httpHeadersTimeoutMs!: number;
   httpRequestTimeoutMs!: number;
@@ -141,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.runLeaseMs = int('RUN_LEASE_MS', 15_000, 1000, 3_600_000);
   c.nodeId = str('NODE_ID', `${hostname()}:${process.pid}`);
   c.dbPoolSize = int('DB_POOL_SIZE', 10, 1, 200);
+  c.dbQueryTimeoutMs = int('DB_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000);
   c.httpHeadersTimeoutMs = int('HTTP_HEADERS_TIMEOUT_MS', 15_000, 100, 600_000);
   c.httpRequestTimeoutMs = int('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
   c.httpConnectionTimeoutMs = int('HTTP_CONNECTION_TIMEOUT_MS', 75_000, 100, 3_600_000);

@@ -51,7 +51,7 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /** Builds TypeORM options for a URL; shared by the app and the migration CLI. */
-export function dataSourceOptions(url: string, poolSize: number) {
+export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs = 15_000) {
   return {
     type: 'postgres' as const,
     url,
@@ -64,6 +64,9 @@ export function dataSourceOptions(url: string, poolSize: number) {
     extra: {
       max: poolSize,
       connectionTimeoutMillis: 5000,
+      // A query the database does not answer in time fails (503 `unavailable` to a request)
+      // instead of hanging through a network partition.
+      query_timeout: queryTimeoutMs,
       idleTimeoutMillis: 30000,
       application_name: 'agent-api',
     },
@@ -77,7 +80,7 @@ export function dataSourceOptions(url: string, poolSize: number) {
       inject: [AppConfig, DATABASE_TARGET],
       extraProviders: [],
       useFactory: (config: AppConfig, target: DatabaseTarget) => ({
-        ...dataSourceOptions(target.url, config.dbPoolSize),
+        ...dataSourceOptions(target.url, config.dbPoolSize, config.dbQueryTimeoutMs),
         autoLoadEntities: true,
         // Fail fast at start-up rather than retrying for minutes.
         retryAttempts: 3,

@@ -155,6 +155,7 @@ describe('error envelope', () => {
       ['a TypeORM QueryFailedError wrapping 08006', Object.assign(new Error('query failed'), { driverError: { code: '08006' } })],
       ['pg "Connection terminated"', new Error('Connection terminated unexpectedly')],
       ['pool connect timeout', new Error('timeout exceeded when trying to connect')],
+      ['pg query_timeout (DB_QUERY_TIMEOUT_MS)', new Error('Query read timeout')],
     ];
 
     it.each(cases)('%s -> 503 unavailable with Retry-After', (_, err) => {

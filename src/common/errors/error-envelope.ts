@@ -32,7 +32,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (e.driverError) return isDatabaseUnavailable(e.driverError);
   const msg = typeof e.message === 'string' ? e.message : '';
   return (
-    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(
+    /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection|Query read timeout/i.test(
       msg,
     )
   );
