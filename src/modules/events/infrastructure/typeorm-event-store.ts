@@ -62,21 +62,45 @@ export class TypeormEventStore extends EventStore implements EventStreams {
     if (events.length === 0) return [];
     const n = events.length;
     return this.uow.run(async (m) => {
-      // Lazily create the counter rows; ON CONFLICT DO NOTHING takes no lock on existing rows.
-      await m.query(`INSERT INTO event_streams (stream_id) VALUES ($1), ($2) ON CONFLICT (stream_id) DO NOTHING`, [owner.sessionId, owner.runId]);
-      const bump = async (streamId: string): Promise<number> => {
-        const rows = rowsOf<{ last_sequence: string | number }>(
-          await m.query(`UPDATE event_streams SET last_sequence = last_sequence + $2 WHERE stream_id = $1 RETURNING last_sequence`, [streamId, n]),
-        );
-        return Number(rows[0].last_sequence);
-      };
-      const lastSessionSequence = await bump(owner.sessionId); // lock 1: session
-      const lastSequence = await bump(owner.runId); // lock 2: run
+      const ids = events.map(() => newId('evt'));
+      const occurredAt = new Date();
+      // One statement (one round trip): bump the session counter, then the run counter (rows are
+      // locked in VALUES order, always session first, so concurrent writers cannot deadlock;
+      // missing counter rows are created), and insert the rows with the sequences just taken.
+      const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
+        await m.query(
+          `WITH bump AS (
+             INSERT INTO event_streams (stream_id, last_sequence) VALUES ($1, $3), ($2, $3)
+             ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
+             RETURNING stream_id, last_sequence
+           ), ins AS (
+             INSERT INTO run_events (${COLUMNS})
+             SELECT u.id, $4::text, $5::text, $1, $2, r.last_sequence - $3 + u.n, s.last_sequence - $3 + u.n, u.type, u.data, $6::timestamptz
+               FROM unnest($7::text[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS u(id, type, data, n),
+                    (SELECT last_sequence FROM bump WHERE stream_id = $1) s,
+                    (SELECT last_sequence FROM bump WHERE stream_id = $2) r
+           )
+           SELECT (SELECT last_sequence FROM bump WHERE stream_id = $1) AS last_session_sequence,
+                  (SELECT last_sequence FROM bump WHERE stream_id = $2) AS last_sequence`,
+          [
+            owner.sessionId,
+            owner.runId,
+            n,
+            owner.tenantId,
+            owner.subjectId,
+            occurredAt,
+            ids,
+            events.map((e) => e.type),
+            events.map((e) => JSON.stringify(e.data ?? {})),
+          ],
+        ),
+      );
+      const lastSessionSequence = Number(rows[0].last_session_sequence);
+      const lastSequence = Number(rows[0].last_sequence);
       const firstSession = lastSessionSequence - n + 1;
       const first = lastSequence - n + 1;
-      const occurredAt = new Date();
       const stored: StoredRunEvent[] = events.map((e, i) => ({
-        id: newId('evt'),
+        id: ids[i],
         tenantId: owner.tenantId,
         subjectId: owner.subjectId,
         sessionId: owner.sessionId,
@@ -87,23 +111,6 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         occurredAt,
         data: e.data ?? {},
       }));
-      await m.query(
-        `INSERT INTO run_events (${COLUMNS})
-         SELECT u.id, $1, $2, $3, $4, u.seq, u.sseq, u.type, u.data, $5
-         FROM unnest($6::text[], $7::int[], $8::bigint[], $9::text[], $10::jsonb[]) AS u(id, seq, sseq, type, data)`,
-        [
-          owner.tenantId,
-          owner.subjectId,
-          owner.sessionId,
-          owner.runId,
-          occurredAt,
-          stored.map((e) => e.id),
-          stored.map((e) => e.sequence),
-          stored.map((e) => e.sessionSequence),
-          stored.map((e) => e.type),
-          stored.map((e) => JSON.stringify(e.data)),
-        ],
-      );
       await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence });
       if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
