@@ -24,6 +24,25 @@ describe('DeltaBuffer', () => {
     expect(writes).toEqual(['hi']);
   });
 
+  it('takeRest waits for scheduled writes and returns the unwritten tail instead of writing it', async () => {
+    const writes: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const buf = new DeltaBuffer(async (t) => {
+      await gate;
+      writes.push(t);
+    }, 8, 20);
+    void buf.push('abcdefgh'); // reaches maxBytes: a write is scheduled (held by the gate)
+    await buf.push('ij');
+    const rest = buf.takeRest();
+    setTimeout(release, 10);
+    await expect(rest).resolves.toBe('ij');
+    expect(writes).toEqual(['abcdefgh']);
+    await new Promise((r) => setTimeout(r, 60)); // the delay timer was cancelled: nothing more
+    expect(writes).toEqual(['abcdefgh']);
+    await expect(buf.takeRest()).resolves.toBe('');
+  });
+
   it('surfaces a failed write on the next push or drain', async () => {
     const buf = new DeltaBuffer(async () => {
       throw new Error('boom');

@@ -138,8 +138,9 @@ export class RunExecutor {
       if (run.status === 'waiting_for_approval' || run.status === 'waiting_for_tool') return 'waiting';
 
       if (run.status === 'queued') {
+        // Not saved on its own: run.started commits with the next step's first write (one
+        // transaction fewer per run); a conflict there reloads the run as usual.
         run.start(new Date());
-        if (!(await this.save(run, ctx))) run = await this.reload(run.id);
         continue;
       }
 
@@ -287,13 +288,16 @@ export class RunExecutor {
       else if (callSignal.aborted) failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
       else failure = { code: 'model_error', message: (err as Error).message || 'model call failed' };
     }
+    // The tail that is still buffered is written with the completion below (one transaction).
+    let rest = '';
     try {
-      await buffer.drain();
+      rest = await buffer.takeRest();
     } catch (err) {
       if (err instanceof ConcurrencyConflict) return false;
       throw err;
     }
     if (ctx.leaseLost) throw new LeaseLost('lease lost');
+    if (rest) run.record('message.delta', { message_id: messageId, content_index: 0, delta: rest });
 
     const content: ContentPart[] = [];
     if (text) content.push({ type: 'text', text });
