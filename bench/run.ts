@@ -67,53 +67,57 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
     ...(pg ? { DATABASE_URL: pg.url } : {}),
     ...args.env,
   };
-  const nodeArgs: string[] = [];
-  if (args.profile) {
+  const nodeArgs = (bench: string): string[] => {
+    if (!args.profile) return [];
     const dir = join(ROOT, 'bench', 'profiles');
     mkdirSync(dir, { recursive: true });
-    nodeArgs.push('--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${db}-${args.only.join('')}-${Date.now()}.cpuprofile`);
-  }
+    return ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${db}-${bench}-${Date.now()}.cpuprofile`];
+  };
   const results: BenchResult[] = [];
-  let app;
   try {
-    app = await startProcess(`service (${db})`, [...nodeArgs, args.server], env, port, '/readyz');
-    let dbUrl = pg?.url ?? '';
-    if (!pg) {
-      const dbPort = listeningPorts(app.pid).find((p) => p !== port);
-      if (!dbPort) throw new Error('could not find the embedded database port');
-      dbUrl = `postgres://postgres:postgres@127.0.0.1:${dbPort}/postgres`;
-    }
-    const ctx: Ctx = {
-      db,
-      app,
-      api: api(app.url, KEY),
-      dbUrl,
-      quick: args.quick,
-      startBare: async () => {
-        const barePort = await freePort();
-        return startProcess(
-          'bare Fastify + pg',
-          [join(DIST, 'bench', 'bare-server.js')],
-          { DATABASE_URL: dbUrl, PORT: String(barePort), POOL: db === 'postgres' ? (env.DB_POOL_SIZE ?? '10') : '2' },
-          barePort,
-          '/healthz',
-        );
-      },
-    };
+    // A fresh service process per benchmark: one benchmark's heap (and its garbage) does not
+    // distort the next one's RSS or GC pauses. The database is kept.
     for (const name of args.only) {
-      const l = load1();
-      log(`${name} on ${db} (load ${l})`);
+      const app = await startProcess(`service (${db})`, [...nodeArgs(name), args.server], env, port, '/readyz');
       try {
-        const r = await BENCHES[name](ctx);
-        results.push({ ...r, load1: l });
-        printResult({ ...r, load1: l });
-      } catch (err) {
-        log(`${name} on ${db} FAILED: ${(err as Error).stack}`);
-        results.push({ bench: name, db, load1: l, figures: [], notes: [`failed: ${(err as Error).message}`] });
+        let dbUrl = pg?.url ?? '';
+        if (!pg) {
+          const dbPort = listeningPorts(app.pid).find((p) => p !== port);
+          if (!dbPort) throw new Error('could not find the embedded database port');
+          dbUrl = `postgres://postgres:postgres@127.0.0.1:${dbPort}/postgres`;
+        }
+        const ctx: Ctx = {
+          db,
+          app,
+          api: api(app.url, KEY),
+          dbUrl,
+          quick: args.quick,
+          startBare: async () => {
+            const barePort = await freePort();
+            return startProcess(
+              'bare Fastify + pg',
+              [join(DIST, 'bench', 'bare-server.js')],
+              { DATABASE_URL: dbUrl, PORT: String(barePort), POOL: db === 'postgres' ? (env.DB_POOL_SIZE ?? '10') : '2' },
+              barePort,
+              '/healthz',
+            );
+          },
+        };
+        const l = load1();
+        log(`${name} on ${db} (load ${l})`);
+        try {
+          const r = await BENCHES[name](ctx);
+          results.push({ ...r, load1: l });
+          printResult({ ...r, load1: l });
+        } catch (err) {
+          log(`${name} on ${db} FAILED: ${(err as Error).stack}`);
+          results.push({ bench: name, db, load1: l, figures: [], notes: [`failed: ${(err as Error).message}`] });
+        }
+      } finally {
+        await app.stop();
       }
     }
   } finally {
-    await app?.stop();
     await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -325,6 +325,9 @@ async function seededRun(ctx: Ctx): Promise<{ runId: string; last: number }> {
       );
       await c.query('COMMIT');
     }
+    // PGlite has no autovacuum: without this its planner would never learn about the seeded
+    // rows (PostgreSQL's autovacuum analyzes them on its own). BENCH_NO_ANALYZE=1 skips it.
+    if (process.env.BENCH_NO_ANALYZE !== '1') await c.query('ANALYZE run_events');
   } finally {
     await c.end();
   }
