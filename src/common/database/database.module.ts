@@ -20,6 +20,8 @@ export class DatabaseTarget {
 
 export const DATABASE_TARGET = Symbol('DATABASE_TARGET');
 
+const EMBEDDED_ANALYZE_EVERY_MS = 10 * 60_000;
+
 async function resolveTarget(config: AppConfig): Promise<DatabaseTarget> {
   if (config.databaseUrl) return new DatabaseTarget(config.databaseUrl, null);
   const embedded = new EmbeddedPostgres(config.dataDir, Math.max(config.dbPoolSize + 5, 8));
@@ -35,13 +37,30 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
     @Inject(DATABASE_TARGET) private readonly target: DatabaseTarget,
   ) {}
 
+  private analyzeTimer: NodeJS.Timeout | null = null;
+
   /** Schema first: before any other module's start-up hook touches a table. */
   async onModuleInit(): Promise<void> {
     const applied = await runMigrationsLocked(this.dataSource);
     if (applied.length) this.logger.log(`applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
+    if (this.target.embedded) {
+      // PGlite has no autovacuum: refresh the planner's statistics ourselves, or keyset reads of
+      // a large event stream fall back to scans (bench B5: 131 ms instead of 15 ms).
+      this.analyzeTimer = setInterval(() => void this.analyze(), EMBEDDED_ANALYZE_EVERY_MS);
+      this.analyzeTimer.unref();
+    }
+  }
+
+  async analyze(): Promise<void> {
+    try {
+      await this.dataSource.query('ANALYZE');
+    } catch (err) {
+      this.logger.warn(`ANALYZE failed: ${(err as Error).message}`);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
+    if (this.analyzeTimer) clearInterval(this.analyzeTimer);
     if (this.dataSource.isInitialized) await this.dataSource.destroy().catch(() => undefined);
     if (this.target.embedded) {
       await this.target.embedded.stop();
