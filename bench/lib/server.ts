@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { createFreshDatabase } from '../../test/helpers/fresh-database';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from 'pg';
 import { log, sleep } from './util';
 
 export interface Proc {
@@ -97,24 +97,9 @@ export async function startProcess(name: string, args: string[], env: Record<str
 
 /** A fresh database on the PostgreSQL server at `base` (created now, dropped by `drop`). */
 export async function freshDatabase(base: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `agent_api_bench_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 6)}`;
-  const admin = new URL(base);
-  admin.pathname = '/postgres';
-  const c = new Client({ connectionString: admin.toString() });
-  await c.connect();
-  await c.query(`CREATE DATABASE ${name}`);
-  await c.end();
-  const url = new URL(base);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const d = new Client({ connectionString: admin.toString() });
-      await d.connect();
-      await d.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-      await d.end();
-    },
-  };
+  const db = await createFreshDatabase('agent_api_bench_', base);
+  if (!db) throw new Error('a PostgreSQL URL is required');
+  return db;
 }
 
 export const DIST = join(__dirname, '..', '..');
