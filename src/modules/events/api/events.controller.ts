@@ -8,7 +8,7 @@ import { DomainError } from '../../../common/errors/domain-error';
 import { ApiErrors } from '../../../common/errors/error.dto';
 import { Metrics } from '../../../common/metrics/metrics';
 import { GetSessionQuery } from '../../sessions/application/queries/get-session/get-session.query';
-import { GetRunOwnerQuery, TERMINAL_RUN_STATUSES } from '../application/get-run-owner.query';
+import { GetRunOwnerQuery } from '../application/get-run-owner.query';
 import { StreamHub, StreamKind, Subscription } from '../application/stream-hub';
 import { ToolVisibilityResolver } from '../application/tool-visibility';
 import { projectEvent } from '../domain/event-projector';
@@ -129,7 +129,7 @@ export class EventsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const owner = await this.queries.execute(new GetRunOwnerQuery(principal, id));
-    await this.serve('run', owner.runId, TERMINAL_RUN_STATUSES.has(owner.status), principal, q, req, reply);
+    await this.serve('run', owner.runId, owner.finished, principal, q, req, reply);
   }
 
   @Get('sessions/:id/events')

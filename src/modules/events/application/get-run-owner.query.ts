@@ -8,9 +8,9 @@ export interface RunOwner {
   tenantId: string;
   subjectId: string;
   status: string;
+  /** Terminal status: the stream will get no further events. */
+  finished: boolean;
 }
-
-export const TERMINAL_RUN_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled', 'expired', 'terminated']);
 
 export class GetRunOwnerQuery extends Query<RunOwner> {
   constructor(

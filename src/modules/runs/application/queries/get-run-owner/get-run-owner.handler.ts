@@ -11,6 +11,6 @@ export class GetRunOwnerHandler implements IQueryHandler<GetRunOwnerQuery, RunOw
   async execute({ principal, runId }: GetRunOwnerQuery): Promise<RunOwner> {
     const run = await loadOwnedRun(this.runs, principal, runId);
     const o = run.owner;
-    return { runId: o.runId, sessionId: o.sessionId, tenantId: o.tenantId, subjectId: o.subjectId, status: run.status };
+    return { runId: o.runId, sessionId: o.sessionId, tenantId: o.tenantId, subjectId: o.subjectId, status: run.status, finished: run.isTerminal };
   }
 }
