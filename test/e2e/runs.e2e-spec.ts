@@ -111,6 +111,11 @@ describe('runs and the agent loop', () => {
     const seqs = page.body.data.map((e: any) => e.session_sequence);
     expect(seqs).toEqual(seqs.map((_: number, i: number) => i + 1));
     expect(new Set(page.body.data.map((e: any) => e.run_id))).toEqual(new Set([a.body.run_id, b.body.run_id]));
+    // The list reads every run's last sequence in one go; each equals that run's event count.
+    const list = await t.call(key, 'GET', `/v1/sessions/${sid}/runs`);
+    for (const run of list.body.data) {
+      expect(run.last_sequence).toBe(page.body.data.filter((e: any) => e.run_id === run.id).length);
+    }
   });
 
   it('cancels a queued run at once and a running model call via cancelling', async () => {

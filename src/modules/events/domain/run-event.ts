@@ -73,4 +73,8 @@ export abstract class EventStore {
   abstract readSession(sessionId: string, afterSessionSequence: number, limit: number): Promise<StoredRunEvent[]>;
   /** The last assigned sequence of a run (0 when none). */
   abstract lastSequence(runId: string): Promise<number>;
+  /** The last sequences of several runs (a list page) in one read; 0 for runs without events. */
+  async lastSequences(runIds: string[]): Promise<Map<string, number>> {
+    return new Map(await Promise.all(runIds.map(async (id) => [id, await this.lastSequence(id)] as const)));
+  }
 }

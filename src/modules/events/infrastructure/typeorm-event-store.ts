@@ -137,6 +137,17 @@ export class TypeormEventStore extends EventStore implements EventStreams {
     return (await this.state(runId)).lastSequence;
   }
 
+  override async lastSequences(runIds: string[]): Promise<Map<string, number>> {
+    const out = new Map(runIds.map((id) => [id, 0]));
+    if (runIds.length === 0) return out;
+    const rows: Array<{ stream_id: string; last_sequence: string }> = await this.uow.manager.query(
+      `SELECT stream_id, last_sequence FROM event_streams WHERE stream_id = ANY($1::text[])`,
+      [runIds],
+    );
+    for (const r of rows) out.set(r.stream_id, Number(r.last_sequence));
+    return out;
+  }
+
   async state(streamId: string): Promise<EventStreamState> {
     const rows: Array<{ last_sequence: string; purged_through: string }> = await this.uow.manager.query(
       `SELECT last_sequence, purged_through FROM event_streams WHERE stream_id = $1`,

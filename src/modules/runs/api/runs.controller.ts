@@ -104,7 +104,7 @@ export class RunsController {
     const { items, hasMore } = await this.queries.execute(
       new ListRunsQuery(principal, sessionId, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }),
     );
-    return listPage(await Promise.all(items.map((r) => this.views.toView(principal, r))), hasMore);
+    return listPage(await this.views.toViews(principal, items), hasMore);
   }
 
   @Get('runs/:id')

@@ -20,8 +20,13 @@ export class RunViews {
   ) {}
 
   async toView(principal: Principal, run: Readonly<RunProps>): Promise<RunResponseDto> {
-    const last = await this.events.lastSequence(run.id);
-    return toRunResponse(run, last, (tool, args) => this.redactor.redact(principal, tool, args));
+    return (await this.toViews(principal, [run]))[0];
+  }
+
+  /** A page of runs: their last sequences come from one read, not one per run. */
+  async toViews(principal: Principal, runs: ReadonlyArray<Readonly<RunProps>>): Promise<RunResponseDto[]> {
+    const last = await this.events.lastSequences(runs.map((r) => r.id));
+    return runs.map((r) => toRunResponse(r, last.get(r.id) ?? 0, (tool, args) => this.redactor.redact(principal, tool, args)));
   }
 
   async get(principal: Principal, runId: string): Promise<RunResponseDto> {
