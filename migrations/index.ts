@@ -7,6 +7,7 @@ import { Audit1764490100000 } from './1764490100000-audit';
 import { Approvals1764490200000 } from './1764490200000-approvals';
 import { AuditOutbox1764497000000 } from './1764497000000-audit-outbox';
 
+import { DropSessionEventSeq1764497100000 } from './1764497100000-drop-session-event-seq';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   Audit1764490100000,
   Approvals1764490200000,
   AuditOutbox1764497000000,
+  DropSessionEventSeq1764497100000,
 ];

@@ -14,7 +14,6 @@ export class SessionOrmEntity {
   @Column('text', { name: 'active_run_id', nullable: true }) activeRunId!: string | null;
   @Column('jsonb') metadata!: Record<string, string>;
   @Column('integer', { name: 'message_seq' }) messageSeq!: number;
-  @Column('bigint', { name: 'event_seq', transformer: { to: (v: number) => v, from: (v: string) => Number(v) } }) eventSeq!: number;
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
   @Column({ type: 'timestamptz', name: 'last_active_at' }) lastActiveAt!: Date;

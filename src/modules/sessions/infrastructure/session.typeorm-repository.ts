@@ -19,7 +19,7 @@ export class SessionTypeormRepository extends SessionRepository {
   }
 
   async insert(session: Session): Promise<void> {
-    await this.repo.insert({ ...sessionToRow(session), activeRunId: null, messageSeq: 0, eventSeq: 0 });
+    await this.repo.insert({ ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
   }
 
   async save(session: Session): Promise<void> {
