@@ -1,4 +1,3 @@
-import { Principal } from '../../../common/auth/principal';
 import { SortOrder } from '../../../common/http/pagination';
 import { Run } from './run.aggregate';
 
@@ -12,8 +11,8 @@ export abstract class RunRepository {
   abstract existing(ids: string[]): Promise<string[]>;
   /** The oldest non-terminal run of a session, if any. */
   abstract findActiveInSession(sessionId: string): Promise<string | null>;
+  /** Runs of a session the caller was already checked to see. */
   abstract listBySession(
-    principal: Principal,
     sessionId: string,
     page: { after?: string; limit: number; order: SortOrder },
   ): Promise<{ items: Run[]; hasMore: boolean }>;

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
 import { queryRows } from '../../../common/database/sql';
-import { Principal } from '../../../common/auth/principal';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
@@ -118,7 +117,7 @@ export class RunTypeormRepository extends RunRepository {
     return rows[0]?.id ?? null;
   }
 
-  async listBySession(principal: Principal, sessionId: string, page: { after?: string; limit: number; order: SortOrder }) {
+  async listBySession(sessionId: string, page: { after?: string; limit: number; order: SortOrder }) {
     const scope = () => this.repo.createQueryBuilder('r').where('r.session_id = :sessionId', { sessionId });
     let cursor: { createdAt: Date; id: string } | null = null;
     if (page.after !== undefined) {
@@ -126,7 +125,6 @@ export class RunTypeormRepository extends RunRepository {
       if (!row) throw invalidCursor(page.after);
       cursor = { createdAt: row.createdAt, id: row.id };
     }
-    void principal;
     const { rows, hasMore } = await keysetPage(scope(), 'r', cursor, page.order, page.limit);
     return { items: rows.map(runToDomain), hasMore };
   }

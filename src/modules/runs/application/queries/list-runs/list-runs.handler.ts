@@ -13,7 +13,7 @@ export class ListRunsHandler implements IQueryHandler<ListRunsQuery> {
 
   async execute({ principal, sessionId, page }: ListRunsQuery) {
     await loadOwnedSession(this.sessions, principal, sessionId);
-    const { items, hasMore } = await this.runs.listBySession(principal, sessionId, page);
+    const { items, hasMore } = await this.runs.listBySession(sessionId, page);
     return { items: items.map((r) => r.snapshot()), hasMore };
   }
 }
