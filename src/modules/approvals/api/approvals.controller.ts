@@ -7,6 +7,7 @@ import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
 import { ApiIdempotencyKey } from '../../../common/http/api-docs.decorators';
 import { listPage, ListQueryDto } from '../../../common/http/pagination';
+import { noteAuditSession } from '../../audit/application/describe-request';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
 import { ToolArgumentsRedactor } from '../../runs/application/tool-arguments-redactor';
 import { DecideApprovalCommand } from '../application/commands/decide-approval/decide-approval.command';
@@ -63,6 +64,8 @@ export class ApprovalsController {
   ) {
     await this.idempotent.execute(req, reply, {}, async () => {
       const a = await this.commands.execute(new DecideApprovalCommand(principal, runId, approvalId, dto.decision, dto.reason ?? null));
+      // The Approval answered has no session_id: name the run's session for the audit record.
+      noteAuditSession(req, a.sessionId);
       return { status: 200, body: this.view(principal, a) };
     });
   }

@@ -1,4 +1,4 @@
-import { describeRequest, FinishedRequest, isAuditedRequest, resourceOf } from './describe-request';
+import { describeRequest, FinishedRequest, isAuditedRequest, needsRunSessionLookup, noteAuditSession, notedAuditSession, resourceOf } from './describe-request';
 
 const principal = { tenantId: 'tenant_a', subjectId: 'user_a1', role: 'member' as const, keyId: 'key_1' };
 const req = (over: Partial<FinishedRequest>): FinishedRequest => ({
@@ -100,5 +100,49 @@ describe('describeRequest', () => {
 
   it('uses http_<status> when an error response has no contract body', () => {
     expect(describeRequest(req({ status: 502, response: null })).outcome).toBe('http_502');
+  });
+
+  it('takes the session a handler noted when neither the route nor the response names one', () => {
+    const decision = req({
+      url: '/v1/runs/run_1/approvals/apr_1',
+      route: '/v1/runs/:id/approvals/:approval_id',
+      params: { id: 'run_1', approval_id: 'apr_1' },
+      status: 200,
+      response: { object: 'approval', id: 'apr_1', run_id: 'run_1' },
+    });
+    expect(describeRequest(decision)).toMatchObject({ resourceType: 'approval', resourceId: 'apr_1', runId: 'run_1', sessionId: null });
+    expect(describeRequest({ ...decision, sessionId: 'sess_1' })).toMatchObject({ resourceType: 'approval', runId: 'run_1', sessionId: 'sess_1' });
+  });
+});
+
+describe('noteAuditSession', () => {
+  it('remembers the session per request object', () => {
+    const a = {};
+    const b = {};
+    noteAuditSession(a, 'sess_1');
+    expect(notedAuditSession(a)).toBe('sess_1');
+    expect(notedAuditSession(b)).toBeNull();
+  });
+});
+
+describe('needsRunSessionLookup', () => {
+  const rec = (over: Partial<{ sessionId: string | null; runId: string | null; outcome: string | null; status: number | null }>) => ({
+    sessionId: null,
+    runId: 'run_1',
+    outcome: 'ok',
+    status: 200,
+    ...over,
+  });
+  it.each([
+    ['a replayed decision (no session in the body)', rec({}), true],
+    ['a business error on a run', rec({ outcome: 'run_finished', status: 409 }), true],
+    ['a validation error on a run', rec({ outcome: 'invalid_request', status: 400 }), true],
+    ['the session is already known', rec({ sessionId: 'sess_1' }), false],
+    ['no run', rec({ runId: null, outcome: 'invalid_request', status: 400 }), false],
+    ['a run the caller cannot see', rec({ outcome: 'run_not_found', status: 404 }), false],
+    ['rate limited', rec({ outcome: 'rate_limited', status: 429 }), false],
+    ['a server error', rec({ outcome: 'unavailable', status: 503 }), false],
+  ])('%s -> %s', (_, record, expected) => {
+    expect(needsRunSessionLookup(record)).toBe(expected);
   });
 });

@@ -20,6 +20,27 @@ export interface FinishedRequest {
   /** The parsed JSON response body, when there is one. */
   response: unknown;
   replayed: boolean;
+  /**
+   * The session the request acted in, when the handler named it (`noteAuditSession`) because
+   * neither the route nor the response body says (an approval decision answers an Approval).
+   */
+  sessionId?: string | null;
+}
+
+const notedSessions = new WeakMap<object, string>();
+
+/**
+ * Tells the request audit record which session `req` acted in. For handlers whose response does
+ * not carry `session_id` although they loaded the run (so it costs nothing); the audit hook
+ * otherwise looks the run's session up.
+ */
+export function noteAuditSession(req: object, sessionId: string): void {
+  notedSessions.set(req, sessionId);
+}
+
+/** The session a handler noted for `req` with `noteAuditSession`, if any. */
+export function notedAuditSession(req: object): string | null {
+  return notedSessions.get(req) ?? null;
 }
 
 /** True for the requests the trail records: state-changing methods on `/v1/*` by an authenticated caller. */
@@ -83,7 +104,11 @@ export function describeRequest(r: FinishedRequest): NewAuditRecord {
   const errorCode = r.status >= 400 ? (str(asObject(body?.error)?.code) ?? `http_${r.status}`) : null;
   const ok = r.status < 400 ? body : null;
   const sessionId =
-    (resource.type === 'session' ? resource.id : null) ?? str(r.params.session_id) ?? (r.route?.startsWith('/v1/sessions/:id') ? str(r.params.id) : null) ?? str(ok?.session_id);
+    (resource.type === 'session' ? resource.id : null) ??
+    str(r.params.session_id) ??
+    (r.route?.startsWith('/v1/sessions/:id') ? str(r.params.id) : null) ??
+    str(ok?.session_id) ??
+    str(r.sessionId);
   const runId = (resource.type === 'run' ? resource.id : null) ?? str(r.params.run_id) ?? (r.route?.startsWith('/v1/runs/:id') ? str(r.params.id) : null) ?? str(ok?.run_id);
   return {
     tenantId: r.principal.tenantId,
@@ -110,4 +135,18 @@ export function describeRequest(r: FinishedRequest): NewAuditRecord {
       response: { status: r.status, error_code: errorCode, idempotent_replayed: r.replayed },
     },
   };
+}
+
+/** Outcomes after which the run's session is not looked up: the caller cannot see the run, or the request was turned away before any work. */
+const NO_SESSION_LOOKUP = new Set(['run_not_found', 'not_found', 'unauthorized', 'forbidden', 'rate_limited']);
+
+/**
+ * True when a request on a run has no session yet (an error, a replayed approval decision) and
+ * the audit hook should look the run's session up (as the caller: a run it cannot see gives none).
+ * Not after 5xx (the database may be the problem) or outcomes that say the run is not the caller's.
+ */
+export function needsRunSessionLookup(record: Pick<NewAuditRecord, 'sessionId' | 'runId' | 'outcome' | 'status'>): boolean {
+  if (record.sessionId || !record.runId) return false;
+  if (record.status !== null && record.status >= 500) return false;
+  return !NO_SESSION_LOOKUP.has(record.outcome ?? '');
 }

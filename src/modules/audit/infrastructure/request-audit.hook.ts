@@ -1,8 +1,11 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthedRequest } from '../../../common/auth/auth.decorators';
-import { describeRequest, isAuditedRequest } from '../application/describe-request';
+import type { Principal } from '../../../common/auth/principal';
+import { GetRunOwnerQuery } from '../../events/application/get-run-owner.query';
+import { describeRequest, isAuditedRequest, needsRunSessionLookup, notedAuditSession } from '../application/describe-request';
 import { AuditTrail } from '../domain/audit-trail';
 
 /**
@@ -18,6 +21,10 @@ import { AuditTrail } from '../domain/audit-trail';
  * written inside the event store's transaction, are never lost that way), and an audit write
  * that fails is logged but does not turn an already committed change into an error response.
  * Requests that fail authentication (no principal, hence no tenant) are not recorded.
+ *
+ * Session: from the route, the response body (`session_id`) or what the handler noted
+ * (`noteAuditSession`); a request on a run that names none of these (an error, a replay) looks
+ * the run's session up as the caller, so filtering the trail by session finds it.
  */
 @Injectable()
 export class RequestAuditHook implements OnModuleInit {
@@ -26,6 +33,7 @@ export class RequestAuditHook implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly trail: AuditTrail,
+    private readonly queries: QueryBus,
   ) {}
 
   onModuleInit(): void {
@@ -56,10 +64,21 @@ export class RequestAuditHook implements OnModuleInit {
         status: reply.statusCode,
         response: parseJson(payload),
         replayed: reply.getHeader('idempotent-replayed') === 'true',
+        sessionId: notedAuditSession(req),
       });
+      if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
       await this.trail.append([record]);
     } catch (err) {
       this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`);
+    }
+  }
+
+  /** The run's session if the caller may see the run; null otherwise (or if the lookup fails). */
+  private async sessionOfRun(principal: Principal, runId: string): Promise<string | null> {
+    try {
+      return (await this.queries.execute(new GetRunOwnerQuery(principal, runId))).sessionId;
+    } catch {
+      return null;
     }
   }
 }
