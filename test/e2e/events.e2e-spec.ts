@@ -114,6 +114,31 @@ describe('events API', () => {
       // The tenant's admin sees the member's run.
       await expect(t.call(KEYS.adminA, 'GET', `/v1/runs/${run.runId}/events`)).resolves.toMatchObject({ status: 200 });
     });
+
+    it.each([
+      ['text/event-stream;q=0, application/json', 'json'],
+      ['application/json, text/event-stream;q=0.5', 'json'],
+      ['text/event-stream;q=0.5, */*', 'json'],
+      ['*/*', 'json'],
+      ['text/*', 'json'],
+      ['application/json;q=0.5, text/event-stream', 'sse'],
+      ['text/event-stream, application/json', 'sse'],
+      ['text/event-stream;q=0.2, text/html', 'sse'],
+    ])('Accept %j negotiates %s by q-value (run and session streams)', async (accept, expected) => {
+      for (const path of [`/v1/runs/${run.runId}/events?limit=5`, `/v1/sessions/${run.sessionId}/events?limit=5`]) {
+        const s = await sse(path, KEYS.memberA1, { accept });
+        expect(s.status).toBe(200);
+        if (expected === 'sse') {
+          expect(s.headers.get('content-type')).toMatch(/^text\/event-stream/);
+          expect((await s.next())?.id).toBe('1');
+          s.close();
+        } else {
+          expect(s.headers.get('content-type')).toMatch(/^application\/json/);
+          expect(s.errorBody).toMatchObject({ object: 'list', has_more: true });
+          expect(s.errorBody.data.map((e: any) => e.sequence)).toEqual(range(1, 5));
+        }
+      }
+    });
   });
 
   describe('SSE run stream', () => {

@@ -2218,7 +2218,7 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page. */
+                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). */
                 Accept?: string;
                 /** @description SSE resume cursor (the last `sequence` received); wins over `?after`. Delivers exactly the events after it, in order, then live ones. */
                 "Last-Event-ID"?: string;
@@ -2928,7 +2928,7 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page. */
+                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). */
                 Accept?: string;
                 /** @description SSE resume cursor (the last `session_sequence` received); wins over `?after`. Delivers exactly the events after it, in order, then live ones. */
                 "Last-Event-ID"?: string;

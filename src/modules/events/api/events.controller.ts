@@ -15,7 +15,7 @@ import { projectEvent } from '../domain/event-projector';
 import { EventStreams } from '../domain/event-streams';
 import { Audience, EventStore, StoredRunEvent } from '../domain/run-event';
 import { EventsQueryDto, RunEventListResponseDto } from './dto/run-event.response.dto';
-import { encodeSseFrame } from './sse';
+import { encodeSseFrame, wantsEventStream } from './sse';
 import { SseStreamsService } from './sse-streams.service';
 
 const CURSOR_RE = /^\d{1,15}$/;
@@ -59,7 +59,10 @@ function ApiEventStream(kind: StreamKind) {
     ApiHeader({
       name: 'Accept',
       required: false,
-      description: '`text/event-stream` for the SSE stream; anything else gives a JSON page.',
+      description:
+        '`text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*/*`). ' +
+        'q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` ' +
+        '(`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE).',
       schema: { type: 'string', example: 'text/event-stream' },
     })(target, key, descriptor);
     ApiHeader({
@@ -160,7 +163,7 @@ export class EventsController {
     req: FastifyRequest,
     reply: FastifyReply,
   ): Promise<void> {
-    const wantsSse = /text\/event-stream/i.test(String(req.headers.accept ?? ''));
+    const wantsSse = wantsEventStream(req.headers.accept);
     const header = req.headers['last-event-id'];
     const headerCursor = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
     const cursor = parseCursor(wantsSse ? (headerCursor ?? q.after) : q.after);

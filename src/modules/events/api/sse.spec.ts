@@ -1,6 +1,6 @@
 import { PassThrough } from 'node:stream';
 import type { ServerResponse } from 'node:http';
-import { encodeSseFrame, SseConnection } from './sse';
+import { encodeSseFrame, parseAccept, qualityOf, SseConnection, wantsEventStream } from './sse';
 
 describe('encodeSseFrame', () => {
   it.each([
@@ -80,5 +80,87 @@ describe('SseConnection', () => {
     } finally {
       jest.useRealTimers();
     }
+  });
+});
+
+describe('parseAccept', () => {
+  it.each([
+    ['', []],
+    ['text/event-stream', [{ type: 'text', subtype: 'event-stream', q: 1 }]],
+    [
+      'Text/Event-Stream;q=0.5, application/json ; charset=utf-8 ; Q=0.25',
+      [
+        { type: 'text', subtype: 'event-stream', q: 0.5 },
+        { type: 'application', subtype: 'json', q: 0.25 },
+      ],
+    ],
+    ['*', [{ type: '*', subtype: '*', q: 1 }]],
+    ['text/*;q=0, */*;q=0.1', [{ type: 'text', subtype: '*', q: 0 }, { type: '*', subtype: '*', q: 0.1 }]],
+    // Only the first q counts; what follows it are accept-extensions.
+    ['text/event-stream;q=0.3;q=1;ext=x', [{ type: 'text', subtype: 'event-stream', q: 0.3 }]],
+    // Quoted parameter values may hold commas and semicolons.
+    ['text/event-stream;x="a,b;q=0";q=0.7', [{ type: 'text', subtype: 'event-stream', q: 0.7 }]],
+    ['text/event-stream;x="a\\"b,c"', [{ type: 'text', subtype: 'event-stream', q: 1 }]],
+    // Malformed q: not acceptable; above 1: clamped.
+    ['text/event-stream;q=high', [{ type: 'text', subtype: 'event-stream', q: 0 }]],
+    ['text/event-stream;q=-1', [{ type: 'text', subtype: 'event-stream', q: 0 }]],
+    ['text/event-stream;q=2', [{ type: 'text', subtype: 'event-stream', q: 1 }]],
+    // Malformed ranges are skipped.
+    ['text, /json, text/, */json, a/b/c, te xt/plain, ,, application/json', [{ type: 'application', subtype: 'json', q: 1 }]],
+  ])('%j', (header, expected) => {
+    expect(parseAccept(header)).toEqual(expected);
+  });
+
+  it('reads several headers as one list', () => {
+    expect(parseAccept(['application/json;q=0.1', 'text/event-stream'])).toEqual([
+      { type: 'application', subtype: 'json', q: 0.1 },
+      { type: 'text', subtype: 'event-stream', q: 1 },
+    ]);
+  });
+});
+
+describe('qualityOf', () => {
+  it.each([
+    ['application/json;q=0.2, application/*;q=0.5, */*;q=0.9', 0.2],
+    ['application/*;q=0.5, */*;q=0.9', 0.5],
+    ['*/*;q=0.9', 0.9],
+    ['text/event-stream', 0],
+    ['application/json;q=0.2, application/json;q=0.4', 0.4],
+    ['*/*, application/json;q=0', 0],
+  ])('application/json in %j -> %d', (header, q) => {
+    expect(qualityOf(parseAccept(header), 'application', 'json')).toBe(q);
+  });
+});
+
+describe('wantsEventStream', () => {
+  it.each([
+    // The contract's two representations, and the examples of the q-value rule.
+    ['text/event-stream', true],
+    [undefined, false],
+    ['', false],
+    ['application/json', false],
+    ['text/event-stream;q=0, application/json', false],
+    ['application/json;q=0.5, text/event-stream', true],
+    ['application/json, text/event-stream;q=0.5', false],
+    // Ties go to the stream, as naming text/event-stream always did.
+    ['text/event-stream, application/json', true],
+    ['application/json, text/event-stream', true],
+    ['application/json;q=0.5, text/event-stream;q=0.5', true],
+    // Wildcards alone keep JSON; they still give JSON its quality against a named stream.
+    ['*/*', false],
+    ['*', false],
+    ['text/*', false],
+    ['text/event-stream;q=0.5, */*', false],
+    ['text/event-stream, */*;q=0.8', true],
+    ['text/event-stream;q=0.5, application/*;q=0.4', true],
+    ['text/event-stream;q=0.5, text/html', true],
+    // Case-insensitive; parameters other than q do not matter.
+    ['TEXT/EVENT-STREAM', true],
+    ['text/event-stream; charset=utf-8', true],
+    ['text/event-stream;q=0', false],
+    ['text/event-stream;q=nope', false],
+    [['application/json;q=0.1', 'text/event-stream'], true],
+  ])('%j -> %s', (header, expected) => {
+    expect(wantsEventStream(header as string | string[] | undefined)).toBe(expected);
   });
 });

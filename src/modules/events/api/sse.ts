@@ -37,6 +37,97 @@ export function encodeSseFrame(frame: SseFrame): string {
   return `${out}\n`;
 }
 
+/** One media range of an `Accept` header (RFC 9110 section 12.5.1), lower-cased; `q` in [0, 1]. */
+export interface MediaRange {
+  type: string;
+  subtype: string;
+  q: number;
+}
+
+/** Splits `value` on `sep` outside double-quoted strings (quoted-pairs included). */
+function splitOutsideQuotes(value: string, sep: string): string[] {
+  const parts: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i];
+    if (quoted && c === '\\' && i + 1 < value.length) {
+      current += c + value[++i];
+      continue;
+    }
+    if (c === '"') quoted = !quoted;
+    if (c === sep && !quoted) {
+      parts.push(current);
+      current = '';
+    } else {
+      current += c;
+    }
+  }
+  parts.push(current);
+  return parts;
+}
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9a-z-]+$/;
+
+/**
+ * Parses an `Accept` header into its media ranges, in order. Parameters other than `q` are
+ * ignored (so are the accept-extensions after it); a bare `*` is read as `*\/*`; malformed
+ * ranges are skipped. A `q` that is not a number counts as 0 (not acceptable); others are
+ * clamped to [0, 1]. Several headers (an array) are read as one comma-separated list.
+ */
+export function parseAccept(header: string | string[] | undefined): MediaRange[] {
+  const text = Array.isArray(header) ? header.join(',') : (header ?? '');
+  const ranges: MediaRange[] = [];
+  for (const element of splitOutsideQuotes(text, ',')) {
+    const [range, ...params] = splitOutsideQuotes(element, ';').map((p) => p.trim());
+    if (!range) continue;
+    const [type, subtype, extra] = (range === '*' ? '*/*' : range).toLowerCase().split('/');
+    if (extra !== undefined || !type || !subtype || !TOKEN.test(type) || !TOKEN.test(subtype) || (type === '*' && subtype !== '*')) continue;
+    let q = 1;
+    for (const param of params) {
+      const eq = param.indexOf('=');
+      if (eq < 0 || param.slice(0, eq).trim().toLowerCase() !== 'q') continue;
+      const value = param.slice(eq + 1).trim();
+      q = /^\d+(\.\d*)?$|^\.\d+$/.test(value) ? Math.min(1, Number(value)) : 0;
+      break;
+    }
+    ranges.push({ type, subtype, q });
+  }
+  return ranges;
+}
+
+/**
+ * The quality `ranges` give `type/subtype`: that of the most specific range matching it
+ * (`type/subtype` over `type/*` over `*\/*`; the highest q among equally specific ones), 0 when none does.
+ */
+export function qualityOf(ranges: MediaRange[], type: string, subtype: string): number {
+  let best = -1;
+  let q = 0;
+  for (const r of ranges) {
+    const specificity = r.type === type && r.subtype === subtype ? 2 : r.type === type && r.subtype === '*' ? 1 : r.type === '*' ? 0 : -1;
+    if (specificity < 0 || specificity < best) continue;
+    q = specificity > best ? r.q : Math.max(q, r.q);
+    best = specificity;
+  }
+  return q;
+}
+
+/**
+ * Content negotiation of the events endpoints (CONTRACT section 8): `text/event-stream` gives
+ * the SSE stream, anything else a JSON page. The stream is chosen only when the client names
+ * `text/event-stream` itself (wildcards such as `*\/*` or `text/*` keep JSON, the default) with a
+ * q above 0 and not below the q it gives `application/json` (a tie goes to SSE, as naming
+ * `text/event-stream` always did). So `text/event-stream;q=0, application/json` is JSON and
+ * `application/json;q=0.5, text/event-stream` is SSE. Nothing is acceptable: JSON (no 406).
+ */
+export function wantsEventStream(accept: string | string[] | undefined): boolean {
+  const ranges = parseAccept(accept);
+  let sse = -1;
+  for (const r of ranges) if (r.type === 'text' && r.subtype === 'event-stream') sse = Math.max(sse, r.q);
+  if (sse <= 0) return false;
+  return sse >= qualityOf(ranges, 'application', 'json');
+}
+
 export interface SseConnectionOptions {
   keepaliveMs: number;
   /** Bytes the socket may hold unsent; beyond this the client is too slow and the stream is closed. */
