@@ -8,7 +8,7 @@ import { CancelRunHandler } from './application/commands/cancel-run/cancel-run.h
 import { CreateRunHandler } from './application/commands/create-run/create-run.handler';
 import { SubmitToolOutputsHandler } from './application/commands/submit-tool-outputs/submit-tool-outputs.handler';
 import { ExistingRunsHandler } from './application/queries/existing-runs/existing-runs.handler';
-import { GetRunHandler } from './application/queries/get-run/get-run.handler';
+import { GetRunViewHandler } from './application/queries/get-run-view/get-run-view.handler';
 import { GetRunOwnerHandler } from './application/queries/get-run-owner/get-run-owner.handler';
 import { ListRunsHandler } from './application/queries/list-runs/list-runs.handler';
 import { RunPersistence } from './application/run-persistence';
@@ -38,7 +38,7 @@ import { RunWorker } from './worker/run-worker';
     CreateRunHandler,
     CancelRunHandler,
     SubmitToolOutputsHandler,
-    GetRunHandler,
+    GetRunViewHandler,
     ExistingRunsHandler,
     GetRunOwnerHandler,
     ListRunsHandler,

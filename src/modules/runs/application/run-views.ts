@@ -6,7 +6,7 @@ import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunResponseDto, toRunResponse } from '../api/dto/run.response.dto';
 import { RunProps } from '../domain/run.aggregate';
 import { isTerminal } from '../domain/run-status';
-import { GetRunQuery } from './queries/get-run/get-run.query';
+import { GetRunViewQuery } from './queries/get-run-view/get-run-view.query';
 import { ToolArgumentsRedactor } from './tool-arguments-redactor';
 
 /** Builds the public Run resource (with its last event sequence) and waits for sync runs. */
@@ -26,11 +26,17 @@ export class RunViews {
   /** A page of runs: their last sequences come from one read, not one per run. */
   async toViews(principal: Principal, runs: ReadonlyArray<Readonly<RunProps>>): Promise<RunResponseDto[]> {
     const last = await this.events.lastSequences(runs.map((r) => r.id));
-    return runs.map((r) => toRunResponse(r, last.get(r.id) ?? 0, (tool, args) => this.redactor.redact(principal, tool, args)));
+    return runs.map((r) => this.render(principal, r, last.get(r.id) ?? 0));
   }
 
+  /** One read: the run and its last sequence together (GET /v1/runs/{id}, the sync wait). */
   async get(principal: Principal, runId: string): Promise<RunResponseDto> {
-    return this.toView(principal, await this.queries.execute(new GetRunQuery(principal, runId)));
+    const { run, lastSequence } = await this.queries.execute(new GetRunViewQuery(principal, runId));
+    return this.render(principal, run, lastSequence);
+  }
+
+  private render(principal: Principal, run: Readonly<RunProps>, lastSequence: number): RunResponseDto {
+    return toRunResponse(run, lastSequence, (tool, args) => this.redactor.redact(principal, tool, args));
   }
 
   /** Polls until the run is terminal or waiting, at most `waitMs`. */
@@ -38,10 +44,10 @@ export class RunViews {
     const until = Date.now() + waitMs;
     let delay = 20;
     for (;;) {
-      const run = await this.queries.execute(new GetRunQuery(principal, runId));
+      const { run, lastSequence } = await this.queries.execute(new GetRunViewQuery(principal, runId));
       const settled = isTerminal(run.status) || run.status === 'waiting_for_approval' || run.status === 'waiting_for_tool';
       if (settled || Date.now() >= until) {
-        const view = await this.toView(principal, run);
+        const view = this.render(principal, run, lastSequence);
         if (settled) {
           const final = run.finalMessageId ? await this.messages.findById(run.finalMessageId) : null;
           view.output_text = final

@@ -1,5 +1,11 @@
 import { SortOrder } from '../../../common/http/pagination';
-import { Run } from './run.aggregate';
+import { Run, RunProps } from './run.aggregate';
+
+/** A run as read for its public resource: its fields and its event stream's last sequence, from one read. */
+export interface RunReadView {
+  run: RunProps;
+  lastSequence: number;
+}
 
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
 export abstract class RunRepository {
@@ -7,6 +13,8 @@ export abstract class RunRepository {
   /** Conditional on `run.expectedVersion`; appends the recorded events in the same transaction. Throws ConcurrencyConflict. */
   abstract save(run: Run): Promise<void>;
   abstract findById(id: string): Promise<Run | null>;
+  /** Read-only (no aggregate): the run and its last event sequence in one statement, for GET. */
+  abstract findView(id: string): Promise<RunReadView | null>;
   /** The ids among `ids` that still exist. */
   abstract existing(ids: string[]): Promise<string[]>;
   /** The oldest non-terminal run of a session, if any. */
