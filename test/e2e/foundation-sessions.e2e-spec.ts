@@ -80,19 +80,33 @@ describe('foundation e2e: sessions CRUD, validation, pagination', () => {
       expect(got.body).toMatchObject({ revision: 1, status: 'active' });
     });
 
+    const METADATA_RULE = 'metadata must be an object of at most 16 string keys (<= 64 chars) with string values (<= 512 chars)';
     it.each([
-      ['a non-string title', { title: 5 }, 'title'],
-      ['a too long title', { title: 'x'.repeat(201) }, 'title'],
-      ['17 metadata keys', { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata'],
-      ['a metadata value over 512 chars', { metadata: { k: 'x'.repeat(513) } }, 'metadata'],
-      ['a non-string metadata value', { metadata: { k: 1 } }, 'metadata'],
-      ['metadata as an array', { metadata: ['a'] }, 'metadata'],
-      ['a malformed agent_id', { agent_id: 'Bad Agent!' }, 'agent_id'],
-    ])('%s -> 400 with details.errors[].field', async (_, body, field) => {
+      ['a non-string title', { title: 5 }, 'title', 'title must be a string'],
+      ['a too long title', { title: 'x'.repeat(201) }, 'title', 'title must be shorter than or equal to 200 characters'],
+      ['a too long non-string title', { title: ['x'.repeat(201)] }, 'title', 'title must be a string'],
+      ['17 metadata keys', { metadata: Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v'])) }, 'metadata', METADATA_RULE],
+      ['a metadata value over 512 chars', { metadata: { k: 'x'.repeat(513) } }, 'metadata', METADATA_RULE],
+      ['a non-string metadata value', { metadata: { k: 1 } }, 'metadata', METADATA_RULE],
+      ['metadata as an array', { metadata: ['a'] }, 'metadata', METADATA_RULE],
+      ['a malformed agent_id', { agent_id: 'Bad Agent!' }, 'agent_id', 'agent_id must be an agent id such as support_agent'],
+      ['a non-string agent_id', { agent_id: 5 }, 'agent_id', 'agent_id must be a string'],
+    ])('%s -> 400 with one message for the field', async (_, body, field, message) => {
       const res = await create(body);
       expect(res.status).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'invalid_request', type: 'invalid_request', retryable: false });
-      expect(res.body.error.details.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field, message: expect.any(String) })]));
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', type: 'invalid_request', retryable: false, message });
+      expect(res.body.error.details.errors).toEqual([{ field, message }]);
+    });
+
+    it('several invalid fields: one message each, the envelope message joins them', async () => {
+      const res = await create({ agent_id: 5, title: 7, metadata: 'x' });
+      expect(res.status).toBe(400);
+      expect(res.body.error.details.errors).toEqual([
+        { field: 'agent_id', message: 'agent_id must be a string' },
+        { field: 'title', message: 'title must be a string' },
+        { field: 'metadata', message: METADATA_RULE },
+      ]);
+      expect(res.body.error.message).toBe(`agent_id must be a string; title must be a string; ${METADATA_RULE}`);
     });
 
     it('metadata at the limits (16 keys, 512-char values) is accepted', async () => {
@@ -251,11 +265,17 @@ describe('foundation e2e: sessions CRUD, validation, pagination', () => {
       expect(res.body.error).toMatchObject({ code: 'invalid_cursor', type: 'invalid_request' });
     });
 
-    it.each(['0', '101', '-1', 'ten', '1.5'])('limit=%s -> 400 invalid_request', async (limit) => {
+    it.each([
+      ['0', 'limit must not be less than 1'],
+      ['101', 'limit must not be greater than 100'],
+      ['-1', 'limit must not be less than 1'],
+      ['ten', 'limit must be an integer number'],
+      ['1.5', 'limit must be an integer number'],
+    ])('limit=%s -> 400 invalid_request with one message', async (limit, message) => {
       const res = await t.call(KEYS.memberA2, 'GET', `/v1/sessions?limit=${limit}`);
       expect(res.status).toBe(400);
-      expect(res.body.error.code).toBe('invalid_request');
-      expect(res.body.error.details.errors).toEqual(expect.arrayContaining([expect.objectContaining({ field: 'limit' })]));
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', message });
+      expect(res.body.error.details.errors).toEqual([{ field: 'limit', message }]);
     });
 
     it('order must be asc or desc; unknown query parameters are rejected', async () => {

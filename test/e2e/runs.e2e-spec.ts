@@ -206,6 +206,17 @@ describe('runs and the agent loop', () => {
     expect(r.body.error.details.errors).toEqual([{ field: 'input', message: 'input is required' }]);
   });
 
+  it('names each invalid nested field once, by its full path', async () => {
+    const sid = await createSession(t, key);
+    const r = await startRun(t, key, sid, { input: { role: 'user', content: [{ type: 'text', text: 5 }] }, limits: { max_steps: 'x' } });
+    expect(r.status).toBe(400);
+    expect(r.body.error.details.errors).toEqual([
+      { field: 'input.content[0].text', message: 'input.content[0].text must be a string' },
+      { field: 'limits.max_steps', message: 'limits.max_steps must be an integer number' },
+    ]);
+    expect(r.body.error.message).toBe('input.content[0].text must be a string; limits.max_steps must be an integer number');
+  });
+
   it('a session keeps the agent version it pinned; runs freeze the model they were accepted with', async () => {
     const sid = await createSession(t, key);
     const s = await t.call(key, 'GET', `/v1/sessions/${sid}`);
