@@ -6,8 +6,8 @@ import { Attachments1764490000000 } from './1764490000000-attachments';
 import { Audit1764490100000 } from './1764490100000-audit';
 import { Approvals1764490200000 } from './1764490200000-approvals';
 import { AuditOutbox1764497000000 } from './1764497000000-audit-outbox';
-
 import { DropSessionEventSeq1764497100000 } from './1764497100000-drop-session-event-seq';
+import { AuditRunEventsTrigger1764497200000 } from './1764497200000-audit-run-events-trigger';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -22,4 +22,5 @@ export const MIGRATIONS = [
   Approvals1764490200000,
   AuditOutbox1764497000000,
   DropSessionEventSeq1764497100000,
+  AuditRunEventsTrigger1764497200000,
 ];

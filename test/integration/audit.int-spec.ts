@@ -5,7 +5,7 @@ import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { VerifyAuditChainQuery } from '../../src/modules/audit/application/queries/verify-audit-chain/verify-audit-chain.query';
 import { AuditReader } from '../../src/modules/audit/domain/audit-reader';
 import { auditHash, GENESIS_HASH, NewAuditRecord } from '../../src/modules/audit/domain/audit-record';
-import { AuditTrail } from '../../src/modules/audit/domain/audit-trail';
+import { AuditTrail, runEventToAuditRecord } from '../../src/modules/audit/domain/audit-trail';
 import { StoredRunEvent } from '../../src/modules/events/domain/run-event';
 import { startTestApp, TestApp } from '../helpers/test-app';
 
@@ -124,7 +124,7 @@ describe('audit trail against the database', () => {
       occurredAt: new Date('2025-03-04T05:06:07.089Z'),
       data: { tool_call_id: 'call_1', tool_name: 'create_ticket', arguments: { password: 'hunter2' }, risk: 'approve' },
     };
-    const [stored] = await uow.run(() => trail.appendRunEvents([event]));
+    const [stored] = await uow.run(() => trail.append([runEventToAuditRecord(event)]));
     expect(stored).toMatchObject({
       seq: 1,
       tenantId: 'tenant_ev',

@@ -4,24 +4,24 @@ import { AuditRecord, NewAuditRecord } from './audit-record';
 /**
  * Port: the append-only, per-tenant hash-chained audit trail.
  *
- * Both methods run inside the caller's ambient transaction (`UnitOfWork.run` joins it), so a
- * record commits or rolls back together with the change it describes; called outside a
- * transaction they open their own short one. They lock the tenant's chain head row until the
- * transaction ends: call them LAST in a transaction (after the rows they describe are written)
- * so the head lock is held briefly and always taken after other row locks (no lock-order cycles).
+ * `append` and `enqueue` run inside the caller's ambient transaction (`UnitOfWork.run` joins it),
+ * so a record commits or rolls back together with the change it describes. `append` chains at
+ * once: it locks the tenant's chain head row until the transaction ends, so call it LAST in a
+ * transaction (the head lock is held briefly and always taken after other row locks). The hot
+ * paths use `enqueue`, which takes no lock.
  */
 export abstract class AuditTrail {
   /** Appends records (any tenants) in the given order; returns them with seq and hashes. */
   abstract append(records: NewAuditRecord[]): Promise<AuditRecord[]>;
-  /** Records stored run events with their full, unredacted data, chained at once. */
-  abstract appendRunEvents(events: StoredRunEvent[]): Promise<AuditRecord[]>;
   /**
-   * Records stored run events off the hot path: the records are written durably in the caller's
-   * transaction (commit together or not at all) without taking the chain lock, and chained in
-   * batches right after commit. Every read of the trail (`AuditReader`) chains what is queued
-   * first, so readers never see the trail without a committed run event.
+   * Records off the hot path: the records are written durably in the caller's transaction (or on
+   * their own outside one) without taking the chain lock, and chained in batches shortly after
+   * commit. Every read of the trail (`AuditReader`) chains what is queued first, so readers never
+   * see the trail without a committed record. Run events need no call: the database queues their
+   * records in the statement that inserts them (trigger `run_events_audit`), with their full,
+   * unredacted data, as `runEventToAuditRecord` describes them.
    */
-  abstract recordRunEvents(events: StoredRunEvent[]): Promise<void>;
+  abstract enqueue(records: NewAuditRecord[]): Promise<void>;
   /** Chains every queued record now (of one tenant, or of all). */
   abstract flush(tenantId?: string): Promise<void>;
 }

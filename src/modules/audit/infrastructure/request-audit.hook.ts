@@ -13,8 +13,10 @@ import { AuditTrail } from '../domain/audit-trail';
  * with one Fastify `onSend` hook for all routes, errors included.
  *
  * When: after the response is decided (final status and body known: the handler, the guard or
- * the error filter has produced it) and before its bytes go out, in its own short transaction.
- * So an admin who got a response can already read its audit record, and a failed or rejected
+ * the error filter has produced it) and before its bytes go out, as one INSERT into the audit
+ * outbox (durable at once; chained into the tenant's hash chain by the outbox drainer a few ms
+ * later, and every read of the trail chains what is queued first). So an admin who got a
+ * response can already read its audit record, and a failed or rejected
  * request (409, 400, 403, 404 ...) is recorded exactly like a successful one, which a write
  * inside the command's transaction could not do (a failed command rolls back). The price: a
  * crash between the command's commit and this write loses the request record (the run events,
@@ -67,7 +69,7 @@ export class RequestAuditHook implements OnModuleInit {
         sessionId: notedAuditSession(req),
       });
       if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
-      await this.trail.append([record]);
+      await this.trail.enqueue([record]);
     } catch (err) {
       this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`);
     }

@@ -3,7 +3,6 @@ import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
-import { AuditTrail } from '../../audit/domain/audit-trail';
 import { EventStore, EventStreamOwner, NewRunEvent } from '../../events/domain/run-event';
 import { Run } from '../domain/run.aggregate';
 import { RunReadView, RunRepository } from '../domain/run.repository';
@@ -28,16 +27,17 @@ export class RunTypeormRepository extends RunRepository {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly events: EventStore,
-    private readonly audit: AuditTrail,
   ) {
     super();
   }
 
-  /** Appends run events and queues their audit records (chained in batches after commit, off the hot path). */
+  /**
+   * Appends run events. Their audit records are queued by the database in the same statement
+   * (trigger `run_events_audit`) and chained in batches after commit, off the hot path.
+   */
   private async appendEvents(owner: EventStreamOwner, events: NewRunEvent[]): Promise<void> {
     if (events.length === 0) return;
-    const stored = await this.events.append(owner, events);
-    await this.audit.recordRunEvents(stored);
+    await this.events.append(owner, events);
   }
 
   private get repo() {
