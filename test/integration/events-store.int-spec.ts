@@ -77,6 +77,11 @@ describe('TypeormEventStore', () => {
     await append(t, run, deltas(2));
     const n = await waitFor(() => notes.find((x) => x.runId === run.runId && x.lastSequence === 5));
     expect(n).toEqual({ sessionId: session.id, runId: run.runId, lastSequence: 5, lastSessionSequence: 5 });
+    // A second run of the session: its own sequence, the session's session_sequence.
+    const second = await insertRun(t, session);
+    await append(t, second, deltas(2));
+    const n2 = await waitFor(() => notes.find((x) => x.runId === second.runId));
+    expect(n2).toEqual({ sessionId: session.id, runId: second.runId, lastSequence: 2, lastSessionSequence: 7 });
   });
 
   it("rolls back with the caller's transaction: no rows, no counter change, no notification", async () => {

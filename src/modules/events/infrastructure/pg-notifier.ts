@@ -17,6 +17,7 @@ const BACKOFF_MAX_MS = 5000;
 @Injectable()
 export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('PgNotifier');
+  override readonly inlineChannel = NOTIFY_CHANNEL;
   private readonly listeners = new Set<NotificationListener>();
   private client: Client | null = null;
   private stopped = false;

@@ -46,7 +46,8 @@ function rowsOf<T>(raw: unknown): T[] {
  * The event store on PostgreSQL (or the embedded PGlite). `append` joins the caller's transaction
  * (or opens one): it takes the session counter row lock, then the run counter row lock (always in
  * this order, so concurrent writers cannot deadlock), assigns gap-free sequences, inserts all rows
- * in one statement and announces the commit through the `Notifier`.
+ * in one statement and announces the commit through the `Notifier` (in that same statement when
+ * the notifier is PostgreSQL's LISTEN/NOTIFY).
  */
 @Injectable()
 export class TypeormEventStore extends EventStore implements EventStreams {
@@ -67,6 +68,9 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       // One statement (one round trip): bump the session counter, then the run counter (rows are
       // locked in VALUES order, always session first, so concurrent writers cannot deadlock;
       // missing counter rows are created), and insert the rows with the sequences just taken.
+      // The run_events trigger queues their audit records; with a database notifier the
+      // notification is sent by the same statement (delivered at commit, as `announce` would).
+      const channel = this.notifier.inlineChannel;
       const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
         await m.query(
           `WITH bump AS (
@@ -80,8 +84,10 @@ export class TypeormEventStore extends EventStore implements EventStreams {
                     (SELECT last_sequence FROM bump WHERE stream_id = $1) s,
                     (SELECT last_sequence FROM bump WHERE stream_id = $2) r
            )
-           SELECT (SELECT last_sequence FROM bump WHERE stream_id = $1) AS last_session_sequence,
-                  (SELECT last_sequence FROM bump WHERE stream_id = $2) AS last_sequence`,
+           SELECT s.last_sequence AS last_session_sequence, r.last_sequence${
+             channel === null ? '' : `, pg_notify($10, $1 || '|' || $2 || '|' || r.last_sequence || '|' || s.last_sequence)`
+           }
+             FROM (SELECT last_sequence FROM bump WHERE stream_id = $1) s, (SELECT last_sequence FROM bump WHERE stream_id = $2) r`,
           [
             owner.sessionId,
             owner.runId,
@@ -92,6 +98,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
             ids,
             events.map((e) => e.type),
             events.map((e) => JSON.stringify(e.data ?? {})),
+            ...(channel === null ? [] : [channel]),
           ],
         ),
       );
@@ -111,7 +118,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         occurredAt,
         data: e.data ?? {},
       }));
-      await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence });
+      if (channel === null) await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence });
       if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
     });
