@@ -1,7 +1,7 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../errors/domain-error';
-import { ApiKeysService } from './api-keys.service';
+import { ApiKeysService, requestKeyHash } from './api-keys.service';
 import { ADMIN_ONLY, AuthedRequest, PUBLIC_ROUTE } from './auth.decorators';
 
 const BEARER = /^Bearer\s+([A-Za-z0-9_-]{1,512})\s*$/i;
@@ -20,7 +20,8 @@ export class AuthGuard implements CanActivate {
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
     const header = req.headers.authorization;
     const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    const principal = match ? await this.keys.authenticate(match[1]) : null;
+    // The rate limit hashed the same key in onRequest: requestKeyHash reuses it.
+    const principal = match ? await this.keys.authenticateHash(requestKeyHash(req, match[1])) : null;
     if (!principal) throw new DomainError('unauthorized', 'missing or unknown API key');
     req.principal = principal;
     if (this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets) && principal.role !== 'admin') {

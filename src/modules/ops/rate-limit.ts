@@ -1,7 +1,7 @@
 import fastifyRateLimit from '@fastify/rate-limit';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyRequest } from 'fastify';
-import { hashApiKey } from '../../common/auth/api-keys.service';
+import { requestKeyHash } from '../../common/auth/api-keys.service';
 import { AppConfig } from '../../common/config/app-config';
 import { DomainError } from '../../common/errors/domain-error';
 
@@ -12,7 +12,7 @@ export const RATE_LIMIT_WINDOW_MS = 60_000;
 export function rateLimitKey(req: Pick<FastifyRequest, 'headers' | 'ip'>): string {
   const header = req.headers.authorization;
   const m = typeof header === 'string' ? BEARER.exec(header) : null;
-  return m ? `key:${hashApiKey(m[1])}` : `ip:${req.ip}`;
+  return m ? `key:${requestKeyHash(req, m[1])}` : `ip:${req.ip}`;
 }
 
 /** Only the API is limited; health, readiness, metrics and docs are not. */
