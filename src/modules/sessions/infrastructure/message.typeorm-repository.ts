@@ -50,29 +50,30 @@ export class MessageTypeormRepository extends MessageRepository {
 
   async append(m: NewMessage, options: { expectedRevision?: number; now?: Date } = {}): Promise<MessageProps> {
     const now = options.now ?? new Date();
-    return this.uow.run(async (manager) => {
-      const slot = await queryRows<{ message_seq: number; revision: number }>(
-        manager,
-        `UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $2
-          WHERE id = $1 AND ($3::int IS NULL OR revision = $3) RETURNING message_seq, revision`,
-        [m.sessionId, now, options.expectedRevision ?? null],
-      );
-      if (slot.length === 0) {
-        const cur: Array<{ revision: number }> = await manager.query(`SELECT revision FROM sessions WHERE id = $1`, [m.sessionId]);
-        if (cur.length === 0) throw sessionNotFound(m.sessionId);
-        throw new DomainError('session_conflict', `the session is at revision ${cur[0].revision}, not ${options.expectedRevision}`, {
-          session_id: m.sessionId,
-          current_revision: cur[0].revision,
-          expected_revision: options.expectedRevision,
-        });
-      }
-      const sequence = Number(slot[0].message_seq);
-      await manager.query(
-        `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::jsonb, $10::jsonb, $11, $11)`,
-        [m.id, m.tenantId, m.subjectId, m.sessionId, m.runId, m.role, m.status, sequence, JSON.stringify(m.content), JSON.stringify(m.metadata), now],
-      );
-      return { ...m, sequence, createdAt: now, updatedAt: now };
-    });
+    // One statement: take the session's next message slot (bumping its revision, optionally
+    // only at the expected revision) and insert the message there. No slot, no row.
+    const inserted = await queryRows<{ sequence: number | string }>(
+      this.uow.manager,
+      `WITH slot AS (
+         UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $2
+          WHERE id = $1 AND ($3::int IS NULL OR revision = $3) RETURNING message_seq
+       )
+       INSERT INTO messages (${COLUMNS})
+       SELECT $4, $5, $6, $1, $7, $8, $9, slot.message_seq, $10::jsonb, $11::jsonb, $2, $2 FROM slot
+       RETURNING sequence`,
+      [m.sessionId, now, options.expectedRevision ?? null, m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, JSON.stringify(m.content), JSON.stringify(m.metadata)],
+    );
+    if (inserted.length === 0) {
+      const cur: Array<{ revision: number }> = await this.uow.manager.query(`SELECT revision FROM sessions WHERE id = $1`, [m.sessionId]);
+      if (cur.length === 0) throw sessionNotFound(m.sessionId);
+      throw new DomainError('session_conflict', `the session is at revision ${cur[0].revision}, not ${options.expectedRevision}`, {
+        session_id: m.sessionId,
+        current_revision: cur[0].revision,
+        expected_revision: options.expectedRevision,
+      });
+    }
+    const sequence = Number(inserted[0].sequence);
+    return { ...m, sequence, createdAt: now, updatedAt: now };
   }
 
   async update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void> {
