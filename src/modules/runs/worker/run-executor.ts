@@ -18,6 +18,8 @@ import { RunErrorCode } from '../domain/run-status';
 import { DeltaBuffer } from './delta-buffer';
 
 const MAX_TOOL_ATTEMPTS = 3;
+/** An idempotent tool that answers within this commits its tool.started with its outcome. */
+const FAST_TOOL_MS = 20;
 const MAX_ATTACHMENTS_IN_CONTEXT = 10;
 const ATTACHMENT_TEXT_BYTES = 32 * 1024;
 
@@ -165,8 +167,9 @@ export class RunExecutor {
 
       const open = run.state.pending.filter((p) => p.status !== 'completed' && p.status !== 'failed');
       if (run.state.pending.length > 0 && open.length === 0) {
+        // Every call of the turn is resolved. Not saved on its own: it commits with the next
+        // step's write (a crash before that clears it again here).
         run.setPending([]);
-        if (!(await this.save(run, ctx))) run = await this.reload(run.id);
         continue;
       }
       if (open.length > 0) {
@@ -434,25 +437,45 @@ export class RunExecutor {
 
   private async runTool(run: Run, p: PendingToolCall, ctx: ExecContext, deadline: number): Promise<'continue' | 'waiting' | 'conflict'> {
     const snap = run.snapshot();
+    const idempotent = this.tools.get(p.tool_name)?.idempotent === true;
     let attempt = p.attempt;
     for (;;) {
       attempt += 1;
       if (attempt === 1) run.countToolCall();
       run.updatePending(p.tool_call_id, { status: 'started', attempt });
       run.record('tool.started', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt });
-      if (!(await this.save(run, ctx))) return 'conflict';
+      // A non-idempotent tool runs only once its start is durable (a crash after that makes its
+      // outcome unknown, never re-run). An idempotent one starts at once: if it answers within
+      // FAST_TOOL_MS, tool.started commits with its outcome (one transaction fewer); otherwise
+      // tool.started is committed then, while it runs. A crash before that commit re-runs it.
+      let startSave: Promise<boolean> | null = null;
+      let startTimer: NodeJS.Timeout | null = null;
+      if (!idempotent) {
+        if (!(await this.save(run, ctx))) return 'conflict';
+      } else {
+        startTimer = setTimeout(() => {
+          startSave = this.save(run, ctx);
+          startSave.catch(() => undefined); // awaited (and rethrown) below
+        }, FAST_TOOL_MS);
+      }
       const t0 = Date.now();
-      const raw: ToolOutcome = await this.tools.execute(p.tool_name, p.arguments, {
-        tenantId: snap.tenantId,
-        subjectId: snap.subjectId,
-        sessionId: snap.sessionId,
-        runId: snap.id,
-        toolCallId: p.tool_call_id,
-        idempotencyKey: `${snap.id}:${p.tool_call_id}`,
-        attempt,
-        signal: ctx.abort.signal,
-        deadline,
-      });
+      let raw: ToolOutcome;
+      try {
+        raw = await this.tools.execute(p.tool_name, p.arguments, {
+          tenantId: snap.tenantId,
+          subjectId: snap.subjectId,
+          sessionId: snap.sessionId,
+          runId: snap.id,
+          toolCallId: p.tool_call_id,
+          idempotencyKey: `${snap.id}:${p.tool_call_id}`,
+          attempt,
+          signal: ctx.abort.signal,
+          deadline,
+        });
+      } finally {
+        if (startTimer) clearTimeout(startTimer);
+      }
+      if (startSave !== null && !(await startSave)) return 'conflict';
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
       const outcome = stripNul(raw);
       const retry = !outcome.ok && outcome.error.retryable && attempt < MAX_TOOL_ATTEMPTS && !ctx.cancelled && Date.now() < deadline;
