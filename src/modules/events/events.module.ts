@@ -6,6 +6,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { EventsController } from './api/events.controller';
 import { SseStreamsService } from './api/sse-streams.service';
 import { EventRetentionSweeper } from './application/event-retention-sweeper';
+import { RecentEvents } from './application/recent-events';
 import { StreamHub } from './application/stream-hub';
 import { ToolVisibilityResolver } from './application/tool-visibility';
 import { EventStreams } from './domain/event-streams';
@@ -33,6 +34,7 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
     TypeormEventStore,
     { provide: EventStore, useExisting: TypeormEventStore },
     { provide: EventStreams, useExisting: TypeormEventStore },
+    RecentEvents,
     StreamHub,
     ToolVisibilityResolver,
     SseStreamsService,

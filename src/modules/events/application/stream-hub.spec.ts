@@ -1,6 +1,7 @@
 import { EventNotification, NotificationListener, Notifier } from '../domain/notifier';
 import { EventStore, EventStreamOwner, NewRunEvent, StoredRunEvent } from '../domain/run-event';
 import { HUB_FIRST_PAGE_SIZE, HUB_PAGE_SIZE, StreamHub } from './stream-hub';
+import { RecentEvents } from './recent-events';
 
 /** In-memory store whose reads can be held open to interleave subscribers and writes. */
 class FakeStore extends EventStore {
@@ -169,5 +170,73 @@ describe('StreamHub', () => {
     notifier.listener!.onResync();
     await flush();
     expect(a.got).toEqual([1, 2]);
+  });
+});
+
+describe('StreamHub with RecentEvents (this node\'s commits)', () => {
+  function setupRecent() {
+    const store = new FakeStore();
+    const notifier = new FakeNotifier();
+    const recent = new RecentEvents();
+    const hub = new StreamHub(store, notifier, recent);
+    hub.onModuleInit();
+    const got: number[] = [];
+    const sink = { deliver: (events: StoredRunEvent[]) => got.push(...events.map((e) => e.sequence)) };
+    /** A commit on this node: the row is in the store and handed to RecentEvents. */
+    const commit = (n: number) => {
+      const from = store.rows.length;
+      store.add(n);
+      recent.add(store.rows.slice(from));
+    };
+    return { store, notifier, recent, hub, got, sink, commit };
+  }
+
+  it('serves live events this node committed without reading the store, in order, once', async () => {
+    const { store, notifier, hub, got, sink, commit } = setupRecent();
+    store.add(3);
+    hub.subscribe('run', 'run_1', 0, sink);
+    await flush();
+    expect(got).toEqual([1, 2, 3]);
+    const reads = store.reads;
+    commit(2);
+    await flush();
+    commit(3);
+    notifier.fire(8); // the database's notification of the same commits comes later
+    await flush();
+    expect(got).toEqual(range(1, 8));
+    expect(store.reads).toBe(reads);
+  });
+
+  it('reads the store for events it does not hold (another node) and when they do not reach what was announced', async () => {
+    const { store, notifier, hub, got, sink, commit } = setupRecent();
+    hub.subscribe('run', 'run_1', 0, sink);
+    await flush();
+    store.add(2); // written by another node: only its notification arrives
+    notifier.fire(2);
+    await flush();
+    expect(got).toEqual([1, 2]);
+    const reads = store.reads;
+    commit(1); // 3, ours
+    store.add(1); // 4, another node's, announced before ours is read
+    notifier.fire(4);
+    await flush();
+    await flush();
+    expect(got).toEqual([1, 2, 3, 4]);
+    expect(store.reads).toBeGreaterThan(reads);
+  });
+
+  it('reads the store after a resync even when it holds the events', async () => {
+    const { store, notifier, hub, got, sink, commit } = setupRecent();
+    hub.subscribe('run', 'run_1', 0, sink);
+    await flush();
+    commit(2);
+    await flush();
+    expect(got).toEqual([1, 2]);
+    store.add(1); // missed while the LISTEN connection was down
+    const reads = store.reads;
+    notifier.listener?.onResync();
+    await flush();
+    expect(got).toEqual([1, 2, 3]);
+    expect(store.reads).toBeGreaterThan(reads);
   });
 });

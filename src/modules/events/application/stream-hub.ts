@@ -1,6 +1,7 @@
-import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { EventNotification, Notifier } from '../domain/notifier';
 import { EventStore, StoredRunEvent } from '../domain/run-event';
+import { RecentEvents } from './recent-events';
 
 export type StreamKind = 'run' | 'session';
 
@@ -27,6 +28,10 @@ interface Stream {
   subscribers: Set<Subscriber>;
   /** Highest position the hub has read for this stream; -1 until the first read. */
   head: number;
+  /** Highest position announced (notifications, this node's commits). */
+  announced: number;
+  /** Read the database even if this node's recent events could serve (after a resync). */
+  forceDb: boolean;
   running: boolean;
   dirty: boolean;
   retryTimer: NodeJS.Timeout | null;
@@ -47,31 +52,48 @@ export function positionOf(kind: StreamKind, e: StoredRunEvent): number {
  * through one serialized pump: a new subscriber is caught up from its cursor by reading pages,
  * then shares the live reads; every delivery is filtered by the subscriber's cursor, so the seam
  * between replay and live has no gap and no duplicate. Holds no database connection while idle.
+ * Live reads of events this node committed itself are served from `RecentEvents` (no SELECT)
+ * when they are there, contiguous and cover what was announced; otherwise from the database.
  */
 @Injectable()
 export class StreamHub implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('StreamHub');
   private readonly streams = new Map<string, Stream>();
   private unsubscribe: (() => void) | null = null;
+  private offRecent: (() => void) | null = null;
   private destroyed = false;
 
   constructor(
     private readonly store: EventStore,
     private readonly notifier: Notifier,
+    @Optional() private readonly recent?: RecentEvents,
   ) {}
 
   onModuleInit(): void {
     this.unsubscribe = this.notifier.subscribe({
-      onEvents: (n) => this.onNotification(n),
+      // With recent commits at hand, a notification waits one turn of the event loop: when it is
+      // of this node's own commit, it often arrives just before the writer's after-commit hook
+      // has handed the events over, and reading them from the database then is wasted.
+      onEvents: (n) => (this.recent ? setImmediate(() => this.onNotification(n)) : this.onNotification(n)),
       onResync: () => {
-        for (const s of this.streams.values()) this.pump(s);
+        for (const s of this.streams.values()) {
+          s.forceDb = true;
+          this.pump(s);
+        }
       },
     });
+    // This node's own commits: pump at once (the notification, when it comes, finds the head there).
+    this.offRecent =
+      this.recent?.onAdded((events) => {
+        const last = events[events.length - 1];
+        this.onNotification({ sessionId: last.sessionId, runId: last.runId, lastSequence: last.sequence, lastSessionSequence: last.sessionSequence });
+      }) ?? null;
   }
 
   onApplicationShutdown(): void {
     this.destroyed = true;
     this.unsubscribe?.();
+    this.offRecent?.();
     for (const s of this.streams.values()) if (s.retryTimer) clearTimeout(s.retryTimer);
     this.streams.clear();
   }
@@ -88,8 +110,9 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
     const key = `${kind}:${id}`;
     let stream = this.streams.get(key);
     if (!stream) {
-      stream = { key, kind, id, subscribers: new Set(), head: -1, running: false, dirty: false, retryTimer: null };
+      stream = { key, kind, id, subscribers: new Set(), head: -1, announced: 0, forceDb: false, running: false, dirty: false, retryTimer: null };
       this.streams.set(key, stream);
+      this.recent?.watch(kind, id);
     }
     const sub: Subscriber = { sink, cursor, closed: false };
     stream.subscribers.add(sub);
@@ -103,6 +126,7 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
         if (s.subscribers.size === 0 && this.streams.get(key) === s) {
           if (s.retryTimer) clearTimeout(s.retryTimer);
           this.streams.delete(key);
+          this.recent?.unwatch(kind, id);
         }
       },
     };
@@ -110,9 +134,27 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
 
   private onNotification(n: EventNotification): void {
     const run = this.streams.get(`run:${n.runId}`);
-    if (run && n.lastSequence > run.head) this.pump(run);
+    if (run) {
+      run.announced = Math.max(run.announced, n.lastSequence);
+      if (n.lastSequence > run.head) this.pump(run);
+    }
     const session = this.streams.get(`session:${n.sessionId}`);
-    if (session && n.lastSessionSequence > session.head) this.pump(session);
+    if (session) {
+      session.announced = Math.max(session.announced, n.lastSessionSequence);
+      if (n.lastSessionSequence > session.head) this.pump(session);
+    }
+  }
+
+  /**
+   * A live read: from this node's recent commits when they hold the events right after `after`
+   * and reach what was announced (or fill the page); else from the database.
+   */
+  private readLive(s: Stream, after: number, limit: number, useRecent: boolean): Promise<StoredRunEvent[]> | StoredRunEvent[] {
+    if (useRecent && this.recent) {
+      const page = this.recent.read(s.kind, s.id, after, limit);
+      if (page && page.length > 0 && (page.length === limit || positionOf(s.kind, page[page.length - 1]) >= s.announced)) return page;
+    }
+    return this.read(s, after, limit);
   }
 
   private read(s: Stream, after: number, limit = HUB_PAGE_SIZE): Promise<StoredRunEvent[]> {
@@ -163,7 +205,8 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
       // A stream's first read serves subscribers that just joined: a small page gets their first
       // frame out without waiting for a full page of rows.
       let liveLimit = HUB_PAGE_SIZE;
-      if (s.head < 0) {
+      const isNew = s.head < 0;
+      if (isNew) {
         s.head = Math.min(...[...s.subscribers].map((x) => x.cursor));
         liveLimit = HUB_FIRST_PAGE_SIZE;
       }
@@ -181,12 +224,17 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
         if (!sub.closed && sub.cursor < s.head) s.head = sub.cursor;
       }
       // Live: read what is new after the head once, for everyone.
+      const useRecent = !s.forceDb;
+      s.forceDb = false;
+      // Nothing announced beyond the head of a stream served from recent commits: no read (a
+      // notification that came while the last round ran marked it dirty, but was served by it).
+      const upToDate = useRecent && this.recent !== undefined && !isNew && s.head >= s.announced;
       for (;;) {
-        if (s.subscribers.size === 0) return;
+        if (s.subscribers.size === 0 || upToDate) break;
         const from = s.head;
         const limit = liveLimit;
         liveLimit = HUB_PAGE_SIZE;
-        const page = await this.read(s, from, limit);
+        const page = await this.readLive(s, from, limit, useRecent);
         if (page.length === 0) break;
         s.head = positionOf(s.kind, page[page.length - 1]);
         for (const sub of [...s.subscribers]) {

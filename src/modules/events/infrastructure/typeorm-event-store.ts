@@ -1,4 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
+import { jsonbOrdered, RecentEvents } from '../application/recent-events';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { Metrics } from '../../../common/metrics/metrics';
 import { newId } from '../../../common/ids/ids';
@@ -55,6 +56,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
     private readonly uow: UnitOfWork,
     private readonly notifier: Notifier,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly recent?: RecentEvents,
   ) {
     super();
   }
@@ -71,6 +73,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       // The run_events trigger queues their audit records; with a database notifier the
       // notification is sent by the same statement (delivered at commit, as `announce` would).
       const channel = this.notifier.inlineChannel;
+      const payloads = events.map((e) => JSON.stringify(e.data ?? {}));
       const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
         await m.query(
           `WITH bump AS (
@@ -97,7 +100,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
             occurredAt,
             ids,
             events.map((e) => e.type),
-            events.map((e) => JSON.stringify(e.data ?? {})),
+            payloads,
             ...(channel === null ? [] : [channel]),
           ],
         ),
@@ -118,6 +121,13 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         occurredAt,
         data: e.data ?? {},
       }));
+      if (this.recent?.wants(owner.runId, owner.sessionId)) {
+        // This node's streams of the run or session get the committed rows without reading them
+        // back: copies as a database read would return them (jsonb's key order).
+        const recent = this.recent;
+        const copies = stored.map((e, i) => ({ ...e, occurredAt: new Date(occurredAt.getTime()), data: jsonbOrdered(JSON.parse(payloads[i])) as Record<string, unknown> }));
+        this.uow.afterCommit(() => recent.add(copies));
+      }
       if (channel === null) await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence });
       if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
