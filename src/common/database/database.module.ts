@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { EmbeddedPostgres } from './embedded-postgres';
 import { runMigrationsLocked } from './migrate-locked';
 import { UnitOfWork } from './unit-of-work';
+import { PreparedStatementsClient } from './prepared-statements';
 
 /** Where the database is: the configured PostgreSQL, or the embedded one this process started. */
 export class DatabaseTarget {
@@ -70,7 +71,7 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /** Builds TypeORM options for a URL; shared by the app and the migration CLI. */
-export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs = 15_000) {
+export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs = 15_000, options: { preparedStatements?: boolean } = {}) {
   return {
     type: 'postgres' as const,
     url,
@@ -88,6 +89,8 @@ export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs 
       query_timeout: queryTimeoutMs,
       idleTimeoutMillis: 30000,
       application_name: 'agent-api',
+      // Real PostgreSQL only (see PreparedStatementsClient): statements parsed once per connection.
+      ...(options.preparedStatements ? { Client: PreparedStatementsClient } : {}),
     },
   };
 }
@@ -99,7 +102,7 @@ export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs 
       inject: [AppConfig, DATABASE_TARGET],
       extraProviders: [],
       useFactory: (config: AppConfig, target: DatabaseTarget) => ({
-        ...dataSourceOptions(target.url, config.dbPoolSize, config.dbQueryTimeoutMs),
+        ...dataSourceOptions(target.url, config.dbPoolSize, config.dbQueryTimeoutMs, { preparedStatements: target.kind === 'postgres' }),
         autoLoadEntities: true,
         // Fail fast at start-up rather than retrying for minutes.
         retryAttempts: 3,
