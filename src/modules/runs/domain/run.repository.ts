@@ -25,10 +25,11 @@ export abstract class RunRepository {
     page: { after?: string; limit: number; order: SortOrder },
   ): Promise<{ items: Run[]; hasMore: boolean }>;
   /**
-   * Claims one run to execute: a queued run whose session has no earlier non-terminal run
-   * (FIFO), or a running/cancelling run whose lease expired (crash take-over). SKIP LOCKED.
+   * Claims up to `limit` runs to execute (oldest first): queued runs whose session has no earlier
+   * non-terminal run (FIFO per session), and running/cancelling runs whose lease expired (crash
+   * take-over). SKIP LOCKED, so nodes claiming at once never get the same run.
    */
-  abstract claimNext(nodeId: string, leaseMs: number): Promise<Run | null>;
+  abstract claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]>;
   /** Extends the lease if this node still holds it; returns null when the lease is lost. */
   abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean } | null>;
   /** Ids of queued runs past their queue TTL, and of waiting runs whose approvals expired. */

@@ -159,11 +159,12 @@ export class RunTypeormRepository extends RunRepository {
     return { items: rows.map(runToDomain), hasMore };
   }
 
-  async claimNext(nodeId: string, leaseMs: number): Promise<Run | null> {
-    const rows = await queryRows<{ id: string }>(
+  async claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]> {
+    // One statement: lease up to `limit` claimable runs and return their rows (no read-back).
+    const rows = await queryRows<RunOrmEntity>(
       this.uow.manager,
       `UPDATE runs SET lease_owner = $1, lease_expires_at = now() + ($2 || ' milliseconds')::interval, version = version + 1
-        WHERE id = (
+        WHERE id IN (
           SELECT r.id FROM runs r
            WHERE (
                    (r.status = 'queued'
@@ -176,13 +177,15 @@ export class RunTypeormRepository extends RunRepository {
              AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now())
            ORDER BY r.created_at, r.id
            FOR UPDATE SKIP LOCKED
-           LIMIT 1)
-        RETURNING id`,
-      [nodeId, String(leaseMs)],
+           LIMIT $3)
+        RETURNING ${this.selectList()}`,
+      [nodeId, String(leaseMs), limit],
     );
-    if (rows.length === 0) return null;
-    return this.findById(rows[0].id);
+    return rows
+      .sort((a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime())
+      .map((r) => runToDomain(Object.assign(new RunOrmEntity(), r)));
   }
+
 
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {
     const rows = await queryRows<{ status: string; cancel_requested_at: Date | null }>(

@@ -4,11 +4,14 @@ import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { withLogContext } from '../../../common/logging/log-context';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
+import { Run } from '../domain/run.aggregate';
 import { RunRepository } from '../domain/run.repository';
 import { RunExecutor } from './run-executor';
 
 const IDLE_POLL_MS = 500;
 const SWEEP_EVERY_MS = 5_000;
+/** Most runs leased by one claim statement. */
+const CLAIM_BATCH = 32;
 
 /**
  * One per node. Claims runs with a lease (FOR UPDATE SKIP LOCKED): queued runs in FIFO order per
@@ -22,6 +25,7 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
   private running = false;
   private active = 0;
   private wake: (() => void) | null = null;
+  private nudged = false;
   private loopDone: Promise<void> = Promise.resolve();
   private sweepTimer: NodeJS.Timeout | null = null;
   private offWork: (() => void) | null = null;
@@ -70,10 +74,17 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
   private nudge(): void {
     const w = this.wake;
     this.wake = null;
-    w?.();
+    // Not sleeping (a claim is in flight, whose snapshot may predate the new work): remembered,
+    // so the next sleep returns at once instead of waiting a whole poll interval.
+    if (w) w();
+    else this.nudged = true;
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.nudged) {
+      this.nudged = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const t = setTimeout(() => {
         this.wake = null;
@@ -92,15 +103,17 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
         await this.sleep(IDLE_POLL_MS);
         continue;
       }
-      let claimed = null;
+      let claimed: Run[] = [];
       try {
-        claimed = await this.runs.claimNext(this.config.nodeId, this.config.runLeaseMs);
+        // As many as there are free slots (bounded): one statement leases a whole burst of runs.
+        const free = Math.min(this.config.workerConcurrency - this.active, CLAIM_BATCH);
+        claimed = await this.runs.claimBatch(this.config.nodeId, this.config.runLeaseMs, free);
       } catch (err) {
         this.logger.warn(`claim failed: ${(err as Error).message}`);
         await this.sleep(IDLE_POLL_MS * 2);
         continue;
       }
-      if (!claimed) {
+      if (claimed.length === 0) {
         await this.sleep(IDLE_POLL_MS);
         continue;
       }
@@ -108,17 +121,21 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
         await this.runs.releaseLeases(this.config.nodeId).catch(() => undefined);
         break;
       }
-      this.active++;
-      // Every log line of this execution carries its run id.
-      const p = withLogContext({ runId: claimed.id }, () => this.executor.execute(claimed))
-        .catch((err) => this.logger.error(`executor crashed on ${claimed.id}: ${(err as Error).message}`))
-        .finally(() => {
-          this.active--;
-          this.executing.delete(p);
-          this.nudge();
-        });
-      this.executing.add(p);
+      for (const run of claimed) this.launch(run);
     }
+  }
+
+  private launch(claimed: Run): void {
+    this.active++;
+    // Every log line of this execution carries its run id.
+    const p = withLogContext({ runId: claimed.id }, () => this.executor.execute(claimed))
+      .catch((err) => this.logger.error(`executor crashed on ${claimed.id}: ${(err as Error).message}`))
+      .finally(() => {
+        this.active--;
+        this.executing.delete(p);
+        this.nudge();
+      });
+    this.executing.add(p);
   }
 
   /** Expires queued runs that were not started within RUN_QUEUE_TTL_MS. */
