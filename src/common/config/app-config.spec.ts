@@ -41,7 +41,7 @@ describe('loadConfig', () => {
         openaiApiKey: null,
         openaiModel: null,
         workerEnabled: true,
-        dbPoolSize: 10,
+        dbPoolSize: 20,
       });
     });
 
