@@ -51,6 +51,7 @@ describe('events API', () => {
       const first = await t.call(KEYS.memberA1, 'GET', `/v1/runs/${run.runId}/events?limit=10`);
       expect(first.status).toBe(200);
       expect(first.headers.get('content-type')).toMatch(/application\/json/);
+      expect(first.headers.get('vary')).toBe('Accept');
       expect(first.body).toMatchObject({ object: 'list', has_more: true, last_sequence: 25 });
       expect(first.body.data.map((e: any) => e.sequence)).toEqual(range(1, 10));
       expect(first.body.data[0]).toEqual({
@@ -151,6 +152,7 @@ describe('events API', () => {
       expect(s.headers.get('content-type')).toBe('text/event-stream');
       expect(s.headers.get('cache-control')).toBe('no-cache');
       expect(s.headers.get('x-accel-buffering')).toBe('no');
+      expect(s.headers.get('vary')).toBe('Accept');
       expect(s.headers.get('x-request-id')).toBe('sse-test-1');
       const replayed = [await s.next(), await s.next(), await s.next()];
       expect(replayed.map((e) => [e!.id, e!.event])).toEqual([

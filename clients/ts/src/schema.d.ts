@@ -2233,7 +2233,7 @@ export interface operations {
             /**
              * @description JSON (default): a page of events after `after`, ordered by `sequence`.
              *
-             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `X-Request-Id`. The server closes the stream after sending `run.finished`. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The server closes the stream after sending `run.finished`. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
              */
             200: {
                 headers: {
@@ -2943,7 +2943,7 @@ export interface operations {
             /**
              * @description JSON (default): a page of events after `after`, ordered by `session_sequence`.
              *
-             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <session_sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `X-Request-Id`. The stream stays open across the session's runs until the client leaves. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <session_sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The stream stays open across the session's runs until the client leaves. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
              */
             200: {
                 headers: {

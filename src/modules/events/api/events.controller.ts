@@ -76,7 +76,7 @@ function ApiEventStream(kind: StreamKind) {
       description:
         `JSON (default): a page of events after \`after\`, ordered by \`${idName}\`.\n\n` +
         `SSE (\`Accept: text/event-stream\`): first frame \`retry: 3000\`, then frames \`id: <${idName}>\`, \`event: <type>\`, \`data: <envelope JSON>\`; ` +
-        `a \`: keep-alive\` comment every SSE_KEEPALIVE_MS. Headers: \`Cache-Control: no-cache\`, \`X-Accel-Buffering: no\`, \`X-Request-Id\`. ` +
+        `a \`: keep-alive\` comment every SSE_KEEPALIVE_MS. Headers: \`Cache-Control: no-cache\`, \`X-Accel-Buffering: no\`, \`Vary: Accept\`, \`X-Request-Id\`. ` +
         (kind === 'run'
           ? 'The server closes the stream after sending `run.finished`.'
           : 'The stream stays open across the session\'s runs until the client leaves.') +
@@ -188,12 +188,13 @@ export class EventsController {
         has_more: rows.length > limit,
         last_sequence: Math.max(state.lastSequence, lastInPage),
       };
-      await reply.status(200).type('application/json').send(JSON.stringify(body));
+      // The same URL answers JSON or SSE by Accept: caches must key on it.
+      await reply.status(200).type('application/json').header('vary', 'Accept').send(JSON.stringify(body));
       return;
     }
 
     if (kind === 'run' && finished && cursor >= state.lastSequence) {
-      await reply.status(204).send();
+      await reply.status(204).header('vary', 'Accept').send();
       return;
     }
     if (!this.sse.tryAcquire(principal.keyId)) {

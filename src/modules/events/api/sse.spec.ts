@@ -63,7 +63,7 @@ describe('SseConnection', () => {
     const chunks: Buffer[] = [];
     for await (const c of raw) chunks.push(c as Buffer);
     expect(Buffer.concat(chunks).toString()).toBe('retry: 3000\n\nid: 1\nevent: run.started\ndata: {}\n\n');
-    expect(raw.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', 'x-request-id': 'req_1' });
+    expect(raw.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', vary: 'Accept', 'x-request-id': 'req_1' });
   });
 
   it('sends keep-alive comments', async () => {

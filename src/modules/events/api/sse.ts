@@ -167,6 +167,8 @@ export class SseConnection {
       'content-type': 'text/event-stream',
       'cache-control': 'no-cache',
       'x-accel-buffering': 'no',
+      // The same URL answers JSON or SSE by Accept: caches must key on it.
+      vary: 'Accept',
       connection: 'keep-alive',
       ...headers,
     });
