@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { queryRows } from '../../../common/database/sql';
+import { EntitySql } from '../../../common/database/entity-sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
@@ -29,7 +30,10 @@ export class RunTypeormRepository extends RunRepository {
     private readonly events: EventStore,
   ) {
     super();
+    this.entitySql = new EntitySql(uow.dataSource, RunOrmEntity);
   }
+
+  private readonly entitySql: EntitySql<RunOrmEntity>;
 
   /**
    * Appends run events. Their audit records are queued by the database in the same statement
@@ -47,7 +51,9 @@ export class RunTypeormRepository extends RunRepository {
   async insert(run: Run): Promise<void> {
     const events = run.pullEvents();
     await this.uow.run(async () => {
-      await this.repo.insert(runToRow(run) as never);
+      // Plain SQL (no query builder), the columns from the entity metadata.
+      const { sql, params } = this.entitySql.insert('runs', runToRow(run) as Partial<RunOrmEntity>);
+      await this.uow.manager.query(sql, params);
       await this.appendEvents(run.owner, events);
     });
     run.markSaved();

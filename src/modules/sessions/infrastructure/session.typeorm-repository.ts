@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Principal } from '../../../common/auth/principal';
+import { EntitySql } from '../../../common/database/entity-sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
@@ -10,8 +11,11 @@ import { SessionOrmEntity } from './session.orm-entity';
 
 @Injectable()
 export class SessionTypeormRepository extends SessionRepository {
+  private readonly sql: EntitySql<SessionOrmEntity>;
+
   constructor(private readonly uow: UnitOfWork) {
     super();
+    this.sql = new EntitySql(uow.dataSource, SessionOrmEntity);
   }
 
   private get repo() {
@@ -19,7 +23,8 @@ export class SessionTypeormRepository extends SessionRepository {
   }
 
   async insert(session: Session): Promise<void> {
-    await this.repo.insert({ ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
+    const { sql, params } = this.sql.insert('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
+    await this.uow.manager.query(sql, params);
   }
 
   async save(session: Session): Promise<void> {
@@ -38,8 +43,8 @@ export class SessionTypeormRepository extends SessionRepository {
   }
 
   async findById(id: string): Promise<Session | null> {
-    const row = await this.repo.findOne({ where: { id } });
-    return row ? sessionToDomain(row) : null;
+    const rows: Array<Record<string, unknown>> = await this.uow.manager.query(`SELECT ${this.sql.selectList()} FROM sessions WHERE id = $1`, [id]);
+    return rows.length ? sessionToDomain(this.sql.hydrate(rows[0])) : null;
   }
 
   async existing(ids: string[]): Promise<string[]> {

@@ -1,0 +1,60 @@
+import { DataSource } from 'typeorm';
+
+export interface EntityColumn<T> {
+  property: keyof T & string;
+  /** The quoted column name. */
+  column: string;
+  json: boolean;
+}
+
+/**
+ * Plain SQL for an entity's row, with the column list taken from its TypeORM metadata: the hot
+ * paths (run and session reads and inserts) skip TypeORM's query builders, which were ~20% of
+ * the CPU of a request that used them (profile), and keep one source of truth for the columns.
+ */
+export class EntitySql<T extends object> {
+  private cachedColumns: Array<EntityColumn<T>> | null = null;
+  private cachedSelect: string | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly entity: new () => T,
+  ) {}
+
+  columns(): Array<EntityColumn<T>> {
+    this.cachedColumns ??= this.dataSource.getMetadata(this.entity).columns.map((c) => ({
+      property: c.propertyName as keyof T & string,
+      column: `"${c.databaseName}"`,
+      json: c.type === 'jsonb' || c.type === 'json',
+    }));
+    return this.cachedColumns;
+  }
+
+  /** `"column" AS "property", ...`: rows come back keyed by property. */
+  selectList(): string {
+    this.cachedSelect ??= this.columns()
+      .map((c) => `${c.column} AS "${c.property}"`)
+      .join(', ');
+    return this.cachedSelect;
+  }
+
+  /** An INSERT of the row's defined properties (undefined ones take the column default). */
+  insert(table: string, row: Partial<T>): { sql: string; params: unknown[] } {
+    const names: string[] = [];
+    const values: string[] = [];
+    const params: unknown[] = [];
+    for (const c of this.columns()) {
+      const v = row[c.property];
+      if (v === undefined) continue;
+      params.push(c.json && v !== null ? JSON.stringify(v) : v);
+      names.push(c.column);
+      values.push(`$${params.length}${c.json ? '::jsonb' : ''}`);
+    }
+    return { sql: `INSERT INTO ${table} (${names.join(', ')}) VALUES (${values.join(', ')})`, params };
+  }
+
+  /** A raw row (keyed by property, from `selectList`) as an entity instance. */
+  hydrate(raw: Record<string, unknown>): T {
+    return Object.assign(new this.entity(), raw);
+  }
+}
