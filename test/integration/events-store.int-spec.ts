@@ -106,6 +106,28 @@ describe('TypeormEventStore', () => {
     expect(e.sessionSequence).toBe(1);
   });
 
+  it('appendGuarded appends only when the guard statement returns a row, in the same statement', async () => {
+    const session = await createSession(t, KEYS.memberA1);
+    const run = await insertRun(t, session);
+    const guard = (version: number) => ({
+      sql: (o: number) => `UPDATE runs SET version = version + 1 WHERE id = $${o + 1} AND version = $${o + 2} RETURNING id`,
+      params: [run.runId, version],
+    });
+    const stored = await uow.run(() => store.appendGuarded(run, deltas(2), guard(1)));
+    expect(stored?.map((e) => e.sequence)).toEqual([1, 2]);
+    await expect(store.readRun(run.runId, 0, 10)).resolves.toHaveLength(2);
+    const [{ version }] = await uow.manager.query(`SELECT version FROM runs WHERE id = $1`, [run.runId]);
+    expect(version).toBe(2);
+    // A stale version: no row from the guard, so no counter moves and no event is written.
+    await expect(uow.run(() => store.appendGuarded(run, deltas(3), guard(1)))).resolves.toBeNull();
+    await expect(store.lastSequence(run.runId)).resolves.toBe(2);
+    await expect(store.readSession(session.id, 0, 10)).resolves.toHaveLength(2);
+    const more = await uow.run(() => store.appendGuarded(run, deltas(1), guard(2)));
+    expect(more?.map((e) => [e.sequence, e.sessionSequence])).toEqual([[3, 3]]);
+    const n = await waitFor(() => notes.find((x) => x.runId === run.runId && x.lastSequence === 3));
+    expect(n.lastSessionSequence).toBe(3);
+  });
+
   it('an append with no events is a no-op', async () => {
     const session = await createSession(t, KEYS.memberA1);
     const run = await insertRun(t, session);

@@ -61,6 +61,13 @@ export interface EventStreamOwner {
   runId: string;
 }
 
+/** A caller's statement to run (and require a row from) before the events are appended. */
+export interface AppendGuard {
+  /** The statement, its parameters numbered from `$${offset + 1}`. */
+  sql(offset: number): string;
+  params: unknown[];
+}
+
 /**
  * Port: the event store. `append` runs inside the caller's transaction (UnitOfWork.manager):
  * it locks the session's and then the run's counter rows, assigns `session_sequence` and
@@ -69,6 +76,18 @@ export interface EventStreamOwner {
  */
 export abstract class EventStore {
   abstract append(owner: EventStreamOwner, events: NewRunEvent[]): Promise<StoredRunEvent[]>;
+  /**
+   * `append`, conditional on the caller's own write, in the same statement (one round trip):
+   * `guard` is a data-modifying statement with RETURNING (e.g. a versioned UPDATE); it runs
+   * first, and only if it returns a row are the events appended. Null when it returned none
+   * (nothing written). The default runs the two one after the other.
+   */
+  async appendGuarded(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard): Promise<StoredRunEvent[] | null> {
+    void owner;
+    void events;
+    void guard;
+    throw new Error('appendGuarded is not supported by this event store');
+  }
   abstract readRun(runId: string, afterSequence: number, limit: number): Promise<StoredRunEvent[]>;
   abstract readSession(sessionId: string, afterSessionSequence: number, limit: number): Promise<StoredRunEvent[]>;
   /** The last assigned sequence of a run (0 when none). */

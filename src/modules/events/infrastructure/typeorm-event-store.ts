@@ -5,7 +5,7 @@ import { Metrics } from '../../../common/metrics/metrics';
 import { newId } from '../../../common/ids/ids';
 import { EventStreamState, EventStreams, PurgeResult } from '../domain/event-streams';
 import { Notifier } from '../domain/notifier';
-import { EventStore, EventStreamOwner, NewRunEvent, RunEventType, StoredRunEvent } from '../domain/run-event';
+import { AppendGuard, EventStore, EventStreamOwner, NewRunEvent, RunEventType, StoredRunEvent } from '../domain/run-event';
 
 interface EventRow {
   id: string;
@@ -63,6 +63,15 @@ export class TypeormEventStore extends EventStore implements EventStreams {
 
   async append(owner: EventStreamOwner, events: NewRunEvent[]): Promise<StoredRunEvent[]> {
     if (events.length === 0) return [];
+    return (await this.write(owner, events, null))!;
+  }
+
+  override async appendGuarded(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard): Promise<StoredRunEvent[] | null> {
+    if (events.length === 0) throw new Error('appendGuarded needs events');
+    return this.write(owner, events, guard);
+  }
+
+  private async write(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard | null): Promise<StoredRunEvent[] | null> {
     const n = events.length;
     return this.uow.run(async (m) => {
       const ids = events.map(() => newId('evt'));
@@ -74,13 +83,37 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       // notification is sent by the same statement (delivered at commit, as `announce` would).
       const channel = this.notifier.inlineChannel;
       const payloads = events.map((e) => JSON.stringify(e.data ?? {}));
-      const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
-        await m.query(
-          `WITH bump AS (
+      const params: unknown[] = [
+        owner.sessionId,
+        owner.runId,
+        n,
+        owner.tenantId,
+        owner.subjectId,
+        occurredAt,
+        ids,
+        events.map((e) => e.type),
+        payloads,
+        ...(channel === null ? [] : [channel]),
+      ];
+      // With a guard: it runs first (the counters' INSERT reads from it), and without a row from
+      // it nothing is bumped or inserted, and the final SELECT returns no row.
+      const bump = guard
+        ? `guard AS (${guard.sql(params.length)}), bump AS (
+             INSERT INTO event_streams (stream_id, last_sequence)
+             SELECT v.stream_id, $3::bigint FROM (VALUES (1, $1::text), (2, $2::text)) v(ord, stream_id)
+              WHERE EXISTS (SELECT 1 FROM guard) ORDER BY v.ord
+             ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
+             RETURNING stream_id, last_sequence
+           ),`
+        : `bump AS (
              INSERT INTO event_streams (stream_id, last_sequence) VALUES ($1, $3), ($2, $3)
              ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
              RETURNING stream_id, last_sequence
-           ), ins AS (
+           ),`;
+      if (guard) params.push(...guard.params);
+      const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
+        await m.query(
+          `WITH ${bump} ins AS (
              INSERT INTO run_events (${COLUMNS})
              SELECT u.id, $4::text, $5::text, $1, $2, r.last_sequence - $3 + u.n, s.last_sequence - $3 + u.n, u.type, u.data, $6::timestamptz
                FROM unnest($7::text[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS u(id, type, data, n),
@@ -91,20 +124,10 @@ export class TypeormEventStore extends EventStore implements EventStreams {
              channel === null ? '' : `, pg_notify($10, $1 || '|' || $2 || '|' || r.last_sequence || '|' || s.last_sequence)`
            }
              FROM (SELECT last_sequence FROM bump WHERE stream_id = $1) s, (SELECT last_sequence FROM bump WHERE stream_id = $2) r`,
-          [
-            owner.sessionId,
-            owner.runId,
-            n,
-            owner.tenantId,
-            owner.subjectId,
-            occurredAt,
-            ids,
-            events.map((e) => e.type),
-            payloads,
-            ...(channel === null ? [] : [channel]),
-          ],
+          params,
         ),
       );
+      if (rows.length === 0) return null; // the guard returned no row: nothing was written
       const lastSessionSequence = Number(rows[0].last_session_sequence);
       const lastSequence = Number(rows[0].last_sequence);
       const firstSession = lastSessionSequence - n + 1;
