@@ -106,6 +106,12 @@ export class EventsController {
     session: { admin: new WeakMap(), member: new WeakMap() },
   };
 
+  /** The bytes of one delivered batch per stream kind and audience, keyed by the hub's array. */
+  private readonly chunks: Record<StreamKind, Record<Audience, WeakMap<StoredRunEvent[], { bytes: Buffer; n: number }>>> = {
+    run: { admin: new WeakMap(), member: new WeakMap() },
+    session: { admin: new WeakMap(), member: new WeakMap() },
+  };
+
   constructor(
     private readonly queries: QueryBus,
     private readonly store: EventStore,
@@ -208,23 +214,30 @@ export class EventsController {
     // The hub hands every subscriber of a stream the same event objects: each event is projected
     // and encoded once per audience (not once per subscriber), and a delivery is one write.
     const frames = this.frames[kind][audience];
+    const chunks = this.chunks[kind][audience];
     sub = this.hub.subscribe(kind, id, cursor, {
       deliver: (events) => {
-        let chunk = '';
-        let n = 0;
-        for (const e of events) {
-          let frame = frames.get(e);
-          if (frame === undefined) {
-            frame = encodeSseFrame({ id: kind === 'run' ? e.sequence : e.sessionSequence, event: e.type, data: JSON.stringify(project(e)) });
-            frames.set(e, frame);
+        // Subscribers at the head get the same array: its bytes are made once for all of them.
+        let c = chunks.get(events);
+        if (c === undefined) {
+          let text = '';
+          let n = 0;
+          for (const e of events) {
+            let frame = frames.get(e);
+            if (frame === undefined) {
+              frame = encodeSseFrame({ id: kind === 'run' ? e.sequence : e.sessionSequence, event: e.type, data: JSON.stringify(project(e)) });
+              frames.set(e, frame);
+            }
+            text += frame;
+            n++;
+            if (kind === 'run' && e.type === 'run.finished') break;
           }
-          chunk += frame;
-          n++;
-          if (kind === 'run' && e.type === 'run.finished') break;
+          c = { bytes: Buffer.from(text), n };
+          chunks.set(events, c);
         }
-        if (n === 0 || !conn.write(chunk)) return;
-        for (let i = 0; i < n; i++) this.metrics?.recordDeliveryLag(events[i].occurredAt);
-        if (kind === 'run' && events[n - 1].type === 'run.finished') conn.end();
+        if (c.n === 0 || !conn.write(c.bytes)) return;
+        for (let i = 0; i < c.n; i++) this.metrics?.recordDeliveryLag(events[i].occurredAt);
+        if (kind === 'run' && events[c.n - 1].type === 'run.finished') conn.end();
       },
     });
     if (conn.isClosed) sub.close();

@@ -187,7 +187,7 @@ export class SseConnection {
     return this.write(encodeSseFrame(frame));
   }
 
-  write(chunk: string): boolean {
+  write(chunk: string | Buffer): boolean {
     if (this.closed) return false;
     const ok = this.raw.write(chunk);
     if (!ok && this.raw.writableLength > this.options.maxBufferedBytes) {

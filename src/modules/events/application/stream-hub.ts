@@ -162,8 +162,9 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
   }
 
   private deliver(s: Stream, sub: Subscriber, events: StoredRunEvent[]): void {
-    if (sub.closed) return;
-    const fresh = events.filter((e) => positionOf(s.kind, e) > sub.cursor);
+    if (sub.closed || events.length === 0) return;
+    // Subscribers at the head get the very same array (sinks may cache what they make of it).
+    const fresh = positionOf(s.kind, events[0]) > sub.cursor ? events : events.filter((e) => positionOf(s.kind, e) > sub.cursor);
     if (fresh.length === 0) return;
     sub.cursor = positionOf(s.kind, fresh[fresh.length - 1]);
     try {
