@@ -118,20 +118,14 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   private cachedColumns: RunColumn[] | null = null;
-  private cachedSelect: string | null = null;
 
   /** The `runs` columns, from the ORM entity's metadata (one source of truth for names and types). */
   private columns(): RunColumn[] {
-    if (!this.cachedColumns) {
-      const meta = this.uow.dataSource.getMetadata(RunOrmEntity);
-      this.cachedColumns = meta.columns.map((c) => ({
-        property: c.propertyName as keyof RunOrmEntity,
-        column: `"${c.databaseName}"`,
-        json: c.type === 'jsonb' || c.type === 'json',
-        updatable: !NOT_UPDATED.has(c.propertyName),
-        lease: c.propertyName === 'leaseOwner' || c.propertyName === 'leaseExpiresAt',
-      }));
-    }
+    this.cachedColumns ??= this.entitySql.columns().map((c) => ({
+      ...c,
+      updatable: !NOT_UPDATED.has(c.property),
+      lease: c.property === 'leaseOwner' || c.property === 'leaseExpiresAt',
+    }));
     return this.cachedColumns;
   }
 
@@ -147,10 +141,7 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   private selectList(): string {
-    this.cachedSelect ??= this.columns()
-      .map((c) => `${c.column} AS "${String(c.property)}"`)
-      .join(', ');
-    return this.cachedSelect;
+    return this.entitySql.selectList();
   }
 
   async findActiveInSession(sessionId: string): Promise<string | null> {
