@@ -97,8 +97,7 @@ export class RecentEvents {
 
   /**
    * Up to `limit` events right after `after`, contiguous; `null` when the first of them
-   * (`after + 1`) is not here. `last` is the highest contiguous position known from `after`
-   * (so the caller can tell whether it covers what was announced).
+   * (`after + 1`) is not here. The caller checks that the last one reaches what was announced.
    */
   read(kind: RecentStreamKind, id: string, after: number, limit: number): StoredRunEvent[] | null {
     const entry = this.entries.get(`${kind}:${id}`);

@@ -80,7 +80,7 @@ export abstract class EventStore {
    * `append`, conditional on the caller's own write, in the same statement (one round trip):
    * `guard` is a data-modifying statement with RETURNING (e.g. a versioned UPDATE); it runs
    * first, and only if it returns a row are the events appended. Null when it returned none
-   * (nothing written). The default runs the two one after the other.
+   * (nothing written). Stores that cannot do this in one statement do not implement it.
    */
   async appendGuarded(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard): Promise<StoredRunEvent[] | null> {
     void owner;
