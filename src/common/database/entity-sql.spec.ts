@@ -5,6 +5,7 @@ class Thing {
   id!: string;
   meta!: Record<string, unknown> | null;
   count!: number;
+  at!: Date;
 }
 
 const fakeDataSource = {
@@ -13,6 +14,7 @@ const fakeDataSource = {
       { propertyName: 'id', databaseName: 'id', type: 'text' },
       { propertyName: 'meta', databaseName: 'meta_data', type: 'jsonb' },
       { propertyName: 'count', databaseName: 'item_count', type: 'integer' },
+      { propertyName: 'at', databaseName: 'created_at', type: 'timestamptz' },
     ],
   }),
 } as unknown as DataSource;
@@ -21,7 +23,8 @@ describe('EntitySql', () => {
   const sql = new EntitySql(fakeDataSource, Thing);
 
   it('selects every column under its property name', () => {
-    expect(sql.selectList()).toBe('"id" AS "id", "meta_data" AS "meta", "item_count" AS "count"');
+    expect(sql.selectList()).toBe('"id" AS "id", "meta_data" AS "meta", "item_count" AS "count", "created_at" AS "at"');
+    expect(sql.columns().filter((c) => c.timestamp).map((c) => c.property)).toEqual(['at']);
   });
 
   it('inserts the defined properties, JSON columns as jsonb text, undefined ones left to their default', () => {

@@ -5,6 +5,8 @@ export interface EntityColumn<T> {
   /** The quoted column name. */
   column: string;
   json: boolean;
+  /** A `timestamptz` column (a JSON row carries it as a string). */
+  timestamp: boolean;
 }
 
 /**
@@ -26,6 +28,7 @@ export class EntitySql<T extends object> {
       property: c.propertyName as keyof T & string,
       column: `"${c.databaseName}"`,
       json: c.type === 'jsonb' || c.type === 'json',
+      timestamp: c.type === 'timestamptz',
     }));
     return this.cachedColumns;
   }

@@ -89,8 +89,8 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async findById(id: string): Promise<Run | null> {
-    const rows: RunOrmEntity[] = await this.uow.manager.query(`SELECT ${this.selectList()} FROM runs WHERE id = $1`, [id]);
-    return rows.length ? runToDomain(Object.assign(new RunOrmEntity(), rows[0])) : null;
+    const rows: Array<Record<string, unknown>> = await this.uow.manager.query(`SELECT ${this.selectList()} FROM runs WHERE id = $1`, [id]);
+    return rows.length ? runToDomain(this.entitySql.hydrate(rows[0])) : null;
   }
 
   /**
@@ -133,10 +133,10 @@ export class RunTypeormRepository extends RunRepository {
 
   /** Properties of the timestamp columns (a JSON row carries them as strings). */
   private dateProperties(): string[] {
-    this.cachedDates ??= this.uow.dataSource
-      .getMetadata(RunOrmEntity)
-      .columns.filter((c) => c.type === 'timestamptz')
-      .map((c) => c.propertyName);
+    this.cachedDates ??= this.entitySql
+      .columns()
+      .filter((c) => c.timestamp)
+      .map((c) => c.property);
     return this.cachedDates;
   }
 
@@ -166,7 +166,7 @@ export class RunTypeormRepository extends RunRepository {
 
   async claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]> {
     // One statement: lease up to `limit` claimable runs and return their rows (no read-back).
-    const rows = await queryRows<RunOrmEntity>(
+    const rows = await queryRows<Record<string, unknown> & { createdAt: Date }>(
       this.uow.manager,
       `UPDATE runs SET lease_owner = $1, lease_expires_at = now() + ($2 || ' milliseconds')::interval, version = version + 1
         WHERE id IN (
@@ -188,7 +188,7 @@ export class RunTypeormRepository extends RunRepository {
     );
     return rows
       .sort((a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime())
-      .map((r) => runToDomain(Object.assign(new RunOrmEntity(), r)));
+      .map((r) => runToDomain(this.entitySql.hydrate(r)));
   }
 
 
