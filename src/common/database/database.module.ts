@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config';
 import { EmbeddedPostgres } from './embedded-postgres';
 import { runMigrationsLocked } from './migrate-locked';
 import { UnitOfWork } from './unit-of-work';
+import { priorityPg } from './priority-pool';
 import { PreparedStatementsClient } from './prepared-statements';
 
 /** Where the database is: the configured PostgreSQL, or the embedded one this process started. */
@@ -81,6 +82,8 @@ export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs 
     migrationsTransactionMode: 'each' as const,
     synchronize: false,
     logging: false,
+    // pg with a pool that serves waiting callers by priority (requests before background work).
+    driver: priorityPg,
     extra: {
       max: poolSize,
       connectionTimeoutMillis: 5000,

@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { DbPriority } from '../../../common/database/db-priority';
 import { EntityManager } from 'typeorm';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { newId } from '../../../common/ids/ids';
@@ -149,7 +150,8 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
       return;
     }
     this.again = false;
-    this.draining = this.drainAll()
+    // Chaining waits behind requests and run starts for a connection (records are already durable).
+    this.draining = DbPriority.run('background', () => this.drainAll())
       .catch((err) => {
         this.logger.warn(`chaining queued audit records failed (retrying): ${(err as Error).message}`);
         if (!this.retryTimer && !this.stopped) {

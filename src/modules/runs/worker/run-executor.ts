@@ -1,5 +1,6 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { AppConfig } from '../../../common/config/app-config';
+import { DbPriority } from '../../../common/database/db-priority';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { newId } from '../../../common/ids/ids';
@@ -125,6 +126,8 @@ export class RunExecutor {
     if (ctx.leaseLost) throw new LeaseLost('lease lost');
     try {
       await this.persistence.save(run, inTx);
+      // run.started is durable (it commits with the first save): the rest is background work.
+      DbPriority.lower('background');
       return true;
     } catch (err) {
       if (err instanceof ConcurrencyConflict) return false;

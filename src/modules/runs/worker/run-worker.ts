@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../../common/config/app-config';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { DbPriority } from '../../../common/database/db-priority';
 import { withLogContext } from '../../../common/logging/log-context';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
@@ -127,8 +128,9 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
 
   private launch(claimed: Run): void {
     this.active++;
-    // Every log line of this execution carries its run id.
-    const p = withLogContext({ runId: claimed.id }, () => this.executor.execute(claimed))
+    // Every log line of this execution carries its run id. Its database work waits behind requests
+    // but, until run.started is committed, ahead of other runs' (DbPriority; the executor lowers it).
+    const p = withLogContext({ runId: claimed.id }, () => DbPriority.run('run-start', () => this.executor.execute(claimed)))
       .catch((err) => this.logger.error(`executor crashed on ${claimed.id}: ${(err as Error).message}`))
       .finally(() => {
         this.active--;
