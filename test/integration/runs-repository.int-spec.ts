@@ -1,4 +1,8 @@
 import { UnitOfWork } from '../../src/common/database/unit-of-work';
+import { ConcurrencyConflict } from '../../src/common/errors/domain-error';
+import { newId } from '../../src/common/ids/ids';
+import { RunPersistence } from '../../src/modules/runs/application/run-persistence';
+import { Run } from '../../src/modules/runs/domain/run.aggregate';
 import { RunRepository } from '../../src/modules/runs/domain/run.repository';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -8,11 +12,13 @@ describe('RunRepository', () => {
   let t: TestApp;
   let runs: RunRepository;
   let uow: UnitOfWork;
+  let persistence: RunPersistence;
 
   beforeAll(async () => {
     t = await startTestApp(NO_WORKER);
     runs = t.app.get(RunRepository);
     uow = t.app.get(UnitOfWork);
+    persistence = t.app.get(RunPersistence);
   });
   afterAll(async () => {
     await t.close();
@@ -111,6 +117,137 @@ describe('RunRepository', () => {
 
     it('is null for a missing run', async () => {
       await expect(runs.findView('run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B')).resolves.toBeNull();
+    });
+  });
+
+  /**
+   * RunPersistence.saveWithMessage: the run's versioned UPDATE, its events and a message write in
+   * one statement. Nothing of it may land when the version check fails.
+   */
+  describe('saveWithMessage', () => {
+    async function sessionState(sessionId: string) {
+      const [row] = await uow.manager.query(`SELECT revision, message_seq FROM sessions WHERE id = $1`, [sessionId]);
+      return { revision: Number(row.revision), messageSeq: Number(row.message_seq) };
+    }
+    async function messageRow(id: string) {
+      const rows = await uow.manager.query(`SELECT status, sequence, content, role, run_id FROM messages WHERE id = $1`, [id]);
+      return rows[0] ?? null;
+    }
+    async function eventTypes(runId: string): Promise<string[]> {
+      const rows: Array<{ type: string }> = await uow.manager.query(`SELECT type FROM run_events WHERE run_id = $1 ORDER BY sequence`, [runId]);
+      return rows.map((r) => r.type);
+    }
+    function newMessage(owner: { tenantId: string; subjectId: string; sessionId: string; runId: string }, id: string) {
+      return { id, tenantId: owner.tenantId, subjectId: owner.subjectId, sessionId: owner.sessionId, runId: owner.runId, role: 'assistant' as const, status: 'streaming' as const, content: [], metadata: {} };
+    }
+
+    it('appends the message at the session\'s next slot with the run\'s events, bumping the session revision once', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const owner = await insertRun(t, session);
+      const before = await sessionState(session.id);
+      const run = (await runs.findById(owner.runId)) as Run;
+      const id = newId('msg');
+      run.record('message.started', { message_id: id, role: 'assistant' });
+      await persistence.saveWithMessage(run, { kind: 'append', message: newMessage(owner, id) });
+      expect(await messageRow(id)).toMatchObject({ status: 'streaming', sequence: before.messageSeq + 1, role: 'assistant', run_id: owner.runId });
+      expect(await sessionState(session.id)).toEqual({ revision: before.revision + 1, messageSeq: before.messageSeq + 1 });
+      expect(await eventTypes(owner.runId)).toEqual(['message.started']);
+      expect((await runs.findById(owner.runId))!.snapshot().version).toBe(run.snapshot().version);
+
+      // An update rides the same way.
+      run.record('message.completed', { message_id: id, content: [{ type: 'text', text: 'hi' }] });
+      await persistence.saveWithMessage(run, { kind: 'update', id, changes: { status: 'completed', content: [{ type: 'text', text: 'hi' }] } });
+      expect(await messageRow(id)).toMatchObject({ status: 'completed', content: [{ type: 'text', text: 'hi' }] });
+      expect(await eventTypes(owner.runId)).toEqual(['message.started', 'message.completed']);
+    });
+
+    it('writes nothing (no message, no session bump, no events) when the run changed since it was read', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const owner = await insertRun(t, session);
+      const stale = (await runs.findById(owner.runId)) as Run;
+      const fresh = (await runs.findById(owner.runId)) as Run;
+      fresh.record('run.cancel_requested', { requested_by: 'test' });
+      await persistence.save(fresh);
+      const before = await sessionState(session.id);
+
+      const id = newId('msg');
+      stale.record('message.started', { message_id: id, role: 'assistant' });
+      await expect(persistence.saveWithMessage(stale, { kind: 'append', message: newMessage(owner, id) })).rejects.toBeInstanceOf(ConcurrencyConflict);
+      expect(await messageRow(id)).toBeNull();
+      expect(await sessionState(session.id)).toEqual(before);
+
+      // Same for an update, and for a save without events.
+      const existing = newId('msg');
+      const current = (await runs.findById(owner.runId)) as Run;
+      current.record('message.started', { message_id: existing, role: 'assistant' });
+      await persistence.saveWithMessage(current, { kind: 'append', message: newMessage(owner, existing) });
+      const stale2 = (await runs.findById(owner.runId)) as Run;
+      current.record('message.delta', { message_id: existing, content_index: 0, delta: 'a' });
+      await persistence.saveWithMessage(current, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'a' }] } });
+      stale2.record('message.delta', { message_id: existing, content_index: 0, delta: 'b' });
+      await expect(persistence.saveWithMessage(stale2, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'b' }] } })).rejects.toBeInstanceOf(
+        ConcurrencyConflict,
+      );
+      const stale3 = (await runs.findById(owner.runId)) as Run;
+      const winner = (await runs.findById(owner.runId)) as Run;
+      winner.record('message.delta', { message_id: existing, content_index: 0, delta: 'c' });
+      await persistence.save(winner);
+      stale3.setPending([]); // a change without events
+      await expect(persistence.saveWithMessage(stale3, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'z' }] } })).rejects.toBeInstanceOf(
+        ConcurrencyConflict,
+      );
+      expect(await messageRow(existing)).toMatchObject({ content: [{ type: 'text', text: 'a' }] });
+      expect(await eventTypes(owner.runId)).toEqual(['run.cancel_requested', 'message.started', 'message.delta', 'message.delta']);
+    });
+
+    it('applies a change without events together with its message write', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const owner = await insertRun(t, session);
+      const id = newId('msg');
+      const run = (await runs.findById(owner.runId)) as Run;
+      run.record('message.started', { message_id: id, role: 'assistant' });
+      await persistence.saveWithMessage(run, { kind: 'append', message: newMessage(owner, id) });
+      run.setPending([]);
+      await persistence.saveWithMessage(run, { kind: 'update', id, changes: { status: 'failed' } });
+      expect(await messageRow(id)).toMatchObject({ status: 'failed' });
+    });
+  });
+
+  /** RunRepository.insertInSession: the run row and the session's active run in one statement. */
+  describe('insertInSession', () => {
+    function queuedRun(session: { id: string; tenantId: string; subjectId: string }): Run {
+      return Run.create({
+        id: newId('run'),
+        tenantId: session.tenantId,
+        subjectId: session.subjectId,
+        sessionId: session.id,
+        agent: { id: 'support_agent', version: '1' },
+        model: 'scripted',
+        userMessageId: newId('msg'),
+        limits: { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50 },
+        metadata: {},
+        now: new Date(),
+        queueTtlMs: 3_600_000,
+      });
+    }
+    async function activeRun(sessionId: string): Promise<string | null> {
+      const [row] = await uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1`, [sessionId]);
+      return row.active_run_id;
+    }
+
+    it('makes the first run active, keeps it active behind later ones, and answers the run that was active', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const first = queuedRun(session);
+      await expect(uow.run(() => runs.insertInSession(first, new Date()))).resolves.toBeNull();
+      expect(await activeRun(session.id)).toBe(first.id);
+      const second = queuedRun(session);
+      await expect(uow.run(() => runs.insertInSession(second, new Date()))).resolves.toBe(first.id);
+      expect(await activeRun(session.id)).toBe(first.id);
+      expect((await runs.findById(second.id))!.snapshot()).toMatchObject({ status: 'queued', sessionId: session.id });
+      // Once the first one ended, a new run sees the second one as active.
+      await uow.manager.query(`UPDATE runs SET status = 'completed' WHERE id = $1`, [first.id]);
+      await expect(uow.run(() => runs.insertInSession(queuedRun(session), new Date()))).resolves.toBe(second.id);
+      expect(await activeRun(session.id)).toBe(second.id);
     });
   });
 });

@@ -1,3 +1,5 @@
+import { SqlCte } from '../../../common/database/sql';
+
 /** Event types of CONTRACT section 8. */
 export const RUN_EVENT_TYPES = [
   'run.started',
@@ -66,6 +68,8 @@ export interface AppendGuard {
   /** The statement, its parameters numbered from `$${offset + 1}`. */
   sql(offset: number): string;
   params: unknown[];
+  /** More writes of the same statement, placed right after `guard`; they must write only when it returned a row. */
+  also?: SqlCte;
 }
 
 /**

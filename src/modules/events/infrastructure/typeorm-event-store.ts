@@ -73,7 +73,8 @@ export class TypeormEventStore extends EventStore implements EventStreams {
 
   private async write(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard | null): Promise<StoredRunEvent[] | null> {
     const n = events.length;
-    return this.uow.run(async (m) => {
+    // One statement: no transaction of its own (it joins the caller's, if any).
+    return this.uow.statement(async (m) => {
       const ids = events.map(() => newId('evt'));
       const occurredAt = new Date();
       // One statement (one round trip): bump the session counter, then the run counter (rows are
@@ -97,8 +98,12 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       ];
       // With a guard: it runs first (the counters' INSERT reads from it), and without a row from
       // it nothing is bumped or inserted, and the final SELECT returns no row.
+      const guardCtes = guard ? `guard AS (${guard.sql(params.length)}), ` : '';
+      if (guard) params.push(...guard.params);
+      const alsoCtes = guard?.also ? `${guard.also.sql(params.length)}, ` : '';
+      if (guard?.also) params.push(...guard.also.params);
       const bump = guard
-        ? `guard AS (${guard.sql(params.length)}), bump AS (
+        ? `${guardCtes}${alsoCtes}bump AS (
              INSERT INTO event_streams (stream_id, last_sequence)
              SELECT v.stream_id, $3::bigint FROM (VALUES (1, $1::text), (2, $2::text)) v(ord, stream_id)
               WHERE EXISTS (SELECT 1 FROM guard) ORDER BY v.ord
@@ -110,7 +115,6 @@ export class TypeormEventStore extends EventStore implements EventStreams {
              ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
              RETURNING stream_id, last_sequence
            ),`;
-      if (guard) params.push(...guard.params);
       const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
         await m.query(
           `WITH ${bump} ins AS (

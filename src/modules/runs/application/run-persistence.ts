@@ -1,5 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { MessageWrite } from '../../sessions/domain/message';
+import { MessageRepository } from '../../sessions/domain/message.repository';
 import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ApprovalGate } from '../domain/approval-gate';
 import { Run } from '../domain/run.aggregate';
@@ -17,17 +19,43 @@ export class RunPersistence {
     private readonly uow: UnitOfWork,
     private readonly runs: RunRepository,
     private readonly sessions: SessionRepository,
+    private readonly messages: MessageRepository,
     private readonly signals: RunSignals,
     @Optional() private readonly approvals?: ApprovalGate,
   ) {}
 
+  /** Saves `run`; `inTx` runs first in the same transaction. */
   async save(run: Run, inTx?: () => Promise<void>): Promise<void> {
+    await this.write(run, inTx, undefined);
+  }
+
+  /**
+   * Saves `run` together with a message write. While the run goes on, that is ONE statement (the
+   * message write rides on the run's versioned UPDATE, so neither lands without the other) and
+   * no transaction: 1 round trip instead of BEGIN + 2 + COMMIT (B1 profile: the executor's saves
+   * were 16 of a run's ~50 statements).
+   */
+  async saveWithMessage(run: Run, message: MessageWrite): Promise<void> {
+    await this.write(run, undefined, message);
+  }
+
+  private async write(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
     const endedNow = run.isTerminal;
+    if (!endedNow && !inTx && (message === undefined || run.hasChanges)) {
+      // One statement: no transaction needed.
+      await this.runs.save(run, message ? { also: this.messages.guardedWrite(message), lockSession: message.kind === 'append' } : {});
+      return;
+    }
     await this.uow.run(async () => {
       // Lock order everywhere: session row, then run row, then event counters.
       if (endedNow) await this.sessions.lock(run.owner.sessionId);
       if (inTx) await inTx();
-      await this.runs.save(run);
+      if (message && run.hasChanges) {
+        await this.runs.save(run, { also: this.messages.guardedWrite(message), lockSession: message.kind === 'append' && !endedNow });
+      } else {
+        if (message) await this.messages.apply(message);
+        await this.runs.save(run);
+      }
       if (endedNow) {
         await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
         const next = await this.runs.findActiveInSession(run.owner.sessionId);

@@ -1,3 +1,4 @@
+import { SqlCte } from '../../../common/database/sql';
 import { SortOrder } from '../../../common/http/pagination';
 import { Run, RunProps } from './run.aggregate';
 
@@ -10,8 +11,20 @@ export interface RunReadView {
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
 export abstract class RunRepository {
   abstract insert(run: Run): Promise<void>;
+  /**
+   * Inserts a new run of a session and points the session's `active_run_id` at its first active
+   * run (the one already active, else this one), stamping `last_active_at`, in one statement.
+   * Answers the run that was active before (null when none).
+   */
+  abstract insertInSession(run: Run, now: Date): Promise<string | null>;
   /** Conditional on `run.expectedVersion`; appends the recorded events in the same transaction. Throws ConcurrencyConflict. */
-  abstract save(run: Run): Promise<void>;
+  /**
+   * One statement (it joins the ambient transaction, if any). `also`: more writes of that statement
+   * (CTEs that write only when the run's versioned UPDATE, the CTE `guard`, returned a row).
+   * `lockSession`: the session row is locked before the run row (the lock order everywhere), for
+   * writes in `also` that touch the session row.
+   */
+  abstract save(run: Run, options?: { also?: SqlCte; lockSession?: boolean }): Promise<void>;
   abstract findById(id: string): Promise<Run | null>;
   /** Read-only (no aggregate): the run and its last event sequence in one statement, for GET. */
   abstract findView(id: string): Promise<RunReadView | null>;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { queryRows } from '../../../common/database/sql';
+import { queryRows, SqlCte } from '../../../common/database/sql';
 import { EntitySql } from '../../../common/database/entity-sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
@@ -59,8 +59,32 @@ export class RunTypeormRepository extends RunRepository {
     run.markSaved();
   }
 
-  async save(run: Run): Promise<void> {
-    if (!run.hasChanges) return;
+  async insertInSession(run: Run, now: Date): Promise<string | null> {
+    const events = run.pullEvents();
+    const { sql, params } = this.entitySql.insert('runs', runToRow(run) as Partial<RunOrmEntity>);
+    const n = params.length;
+    // The SELECT of `prev` reads the statement's snapshot, which does not hold the new row.
+    const active = await this.uow.run(async (m) => {
+      const rows = await queryRows<{ active: string | null }>(
+        m,
+        `WITH ins AS (${sql}),
+         prev AS (SELECT id FROM runs WHERE session_id = $${n + 1} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1),
+         upd AS (UPDATE sessions SET active_run_id = COALESCE((SELECT id FROM prev), $${n + 2}), last_active_at = $${n + 3} WHERE id = $${n + 1})
+         SELECT (SELECT id FROM prev) AS active`,
+        [...params, run.owner.sessionId, run.id, now],
+      );
+      await this.appendEvents(run.owner, events);
+      return rows[0]?.active ?? null;
+    });
+    run.markSaved();
+    return active;
+  }
+
+  async save(run: Run, options: { also?: SqlCte; lockSession?: boolean } = {}): Promise<void> {
+    if (!run.hasChanges) {
+      if (options.also) throw new Error('a run save with other writes needs changes to the run');
+      return;
+    }
     const events = run.pullEvents();
     const row = runToRow(run);
     // The lease columns belong to the heartbeat; a save only clears them (wait, finish, release).
@@ -72,17 +96,27 @@ export class RunTypeormRepository extends RunRepository {
       const i = params.length;
       return (offset) => `${c.column} = $${offset + i}${c.json ? '::jsonb' : ''}`;
     });
+    // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs.
+    let lock = (_offset: number) => '';
+    if (options.lockSession) {
+      params.push(run.owner.sessionId);
+      const i = params.length;
+      lock = (offset) => ` AND EXISTS (SELECT 1 FROM sessions WHERE id = $${offset + i} FOR UPDATE)`;
+    }
     // Plain SQL: TypeORM's query builders were ~20% of the CPU of a run read or write (profile).
     const update = (offset: number) =>
-      `UPDATE runs SET ${setters.map((f) => f(offset)).join(', ')} WHERE id = $${offset + 1} AND version = $${offset + 2} RETURNING id`;
-    await this.uow.run(async (m) => {
+      `UPDATE runs SET ${setters.map((f) => f(offset)).join(', ')} WHERE id = $${offset + 1} AND version = $${offset + 2}${lock(offset)} RETURNING id`;
+    const also = options.also;
+    await this.uow.statement(async (m) => {
       if (events.length === 0) {
-        const updated = await queryRows<{ id: string }>(m, update(0), params);
+        const updated = also
+          ? await queryRows<{ id: string }>(m, `WITH guard AS (${update(0)}), ${also.sql(params.length)} SELECT id FROM guard`, [...params, ...also.params])
+          : await queryRows<{ id: string }>(m, update(0), params);
         if (updated.length !== 1) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
         return;
       }
-      // The conditional UPDATE and the events in one statement: no events without the update.
-      const stored = await this.events.appendGuarded(run.owner, events, { sql: update, params });
+      // The conditional UPDATE, the other writes and the events in one statement: nothing without the update.
+      const stored = await this.events.appendGuarded(run.owner, events, { sql: update, params, also });
       if (stored === null) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
     run.markSaved();

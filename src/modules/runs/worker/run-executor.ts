@@ -9,6 +9,7 @@ import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, Mo
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
 import { stripNul } from '../../../common/text/nul';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
+import { MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
@@ -122,10 +123,11 @@ export class RunExecutor {
   }
 
   /** Saves; on a version conflict (a cancel or decision landed) the caller reloads and re-decides. */
-  private async save(run: Run, ctx: ExecContext, inTx?: () => Promise<void>): Promise<boolean> {
+  private async save(run: Run, ctx: ExecContext, write?: (() => Promise<void>) | MessageWrite): Promise<boolean> {
     if (ctx.leaseLost) throw new LeaseLost('lease lost');
     try {
-      await this.persistence.save(run, inTx);
+      if (typeof write === 'object') await this.persistence.saveWithMessage(run, write);
+      else await this.persistence.save(run, write);
       // run.started is durable (it commits with the first save): the rest is background work.
       DbPriority.lower('background');
       return true;
@@ -208,8 +210,9 @@ export class RunExecutor {
     run.beginStep();
     run.setStreamingMessage(messageId);
     run.record('message.started', { message_id: messageId, role: 'assistant' });
-    const started = await this.save(run, ctx, async () => {
-      await this.messages.append({
+    const started = await this.save(run, ctx, {
+      kind: 'append',
+      message: {
         id: messageId,
         tenantId: snap.tenantId,
         subjectId: snap.subjectId,
@@ -219,7 +222,7 @@ export class RunExecutor {
         status: 'streaming',
         content: [],
         metadata: {},
-      });
+      },
     });
     if (!started) return false;
 
@@ -246,7 +249,7 @@ export class RunExecutor {
     const buffer = new DeltaBuffer(async (delta) => {
       run.record('message.delta', { message_id: messageId, content_index: 0, delta });
       const flushedText = flushed + delta;
-      const saved = await this.save(run, ctx, () => this.messages.update(messageId, { content: [{ type: 'text', text: flushedText }] }));
+      const saved = await this.save(run, ctx, { kind: 'update', id: messageId, changes: { content: [{ type: 'text', text: flushedText }] } });
       if (!saved) throw new ConcurrencyConflict('run', run.id, run.expectedVersion);
       flushed = flushedText;
     });
@@ -347,7 +350,7 @@ export class RunExecutor {
         run.record('tool.requested', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'auto' });
       }
     }
-    return this.save(run, ctx, () => this.messages.update(messageId, { status, content }));
+    return this.save(run, ctx, { kind: 'update', id: messageId, changes: { status, content } });
   }
 
   /**
@@ -364,7 +367,7 @@ export class RunExecutor {
     run.setStreamingMessage(null);
     if (cancelled) run.countModelCall();
     else run.abandonStep();
-    return this.save(run, ctx, () => this.messages.update(id, { status: cancelled ? 'cancelled' : 'failed', content }));
+    return this.save(run, ctx, { kind: 'update', id, changes: { status: cancelled ? 'cancelled' : 'failed', content } });
   }
 
   private async resolveAttachments(tenantId: string, subjectId: string, messages: ModelMessage[]): Promise<ModelAttachment[]> {
@@ -515,8 +518,9 @@ export class RunExecutor {
     if (run.pushLoopSignature(signature)) {
       run.finish('terminated', { reason: 'loop_detected' }, new Date());
     }
-    const saved = await this.save(run, ctx, async () => {
-      await this.messages.append({
+    const saved = await this.save(run, ctx, {
+      kind: 'append',
+      message: {
         id: newId('msg'),
         tenantId: snap.tenantId,
         subjectId: snap.subjectId,
@@ -526,7 +530,7 @@ export class RunExecutor {
         status: 'completed',
         content: [resultPart],
         metadata: {},
-      });
+      },
     });
     return saved ? 'continue' : 'conflict';
   }

@@ -1,5 +1,6 @@
 import { SortOrder } from '../../../common/http/pagination';
-import { MessageProps, MessageStatus, NewMessage } from './message';
+import { SqlCte } from '../../../common/database/sql';
+import { MessageProps, MessageStatus, MessageWrite, NewMessage } from './message';
 import { ContentPart } from '../../agents/domain/model-provider';
 
 /**
@@ -10,6 +11,18 @@ import { ContentPart } from '../../agents/domain/model-provider';
 export abstract class MessageRepository {
   abstract append(message: NewMessage, options?: { expectedRevision?: number; now?: Date }): Promise<MessageProps>;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
+  /** Applies `write` in the caller's transaction (append or update above). */
+  async apply(write: MessageWrite): Promise<void> {
+    if (write.kind === 'append') await this.append(write.message);
+    else await this.update(write.id, write.changes);
+  }
+  /**
+   * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned
+   * UPDATE): they write only when `guard` returns a row. An append takes the session's next slot
+   * (row lock on the session: the statement must have locked it before its `guard`, see
+   * RunRepository.save) and bumps its revision, as `append` does.
+   */
+  abstract guardedWrite(write: MessageWrite): SqlCte;
   abstract findById(id: string): Promise<MessageProps | null>;
   abstract list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }): Promise<{ items: MessageProps[]; hasMore: boolean }>;
   /** The whole history of a session in order (model context). */

@@ -20,3 +20,8 @@ export interface MessageProps {
 }
 
 export type NewMessage = Omit<MessageProps, 'sequence' | 'createdAt' | 'updatedAt'>;
+
+/** A message write that can ride on another write (a run save): a new message or a change to one. */
+export type MessageWrite =
+  | { kind: 'append'; message: NewMessage }
+  | { kind: 'update'; id: string; changes: { status?: MessageStatus; content?: ContentPart[] } };

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { queryRows } from '../../../common/database/sql';
+import { queryRows, SqlCte } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
 import { ContentPart } from '../../agents/domain/model-provider';
-import { MessageProps, MessageStatus, NewMessage } from '../domain/message';
+import { MessageProps, MessageStatus, MessageWrite, NewMessage } from '../domain/message';
 import { MessageRepository } from '../domain/message.repository';
 import { sessionNotFound } from '../domain/session.errors';
 
@@ -81,6 +81,34 @@ export class MessageTypeormRepository extends MessageRepository {
       `UPDATE messages SET status = COALESCE($2, status), content = COALESCE($3::jsonb, content), updated_at = now() WHERE id = $1`,
       [id, changes.status ?? null, changes.content ? JSON.stringify(changes.content) : null],
     );
+  }
+
+  guardedWrite(write: MessageWrite): SqlCte {
+    if (write.kind === 'update') {
+      const { id, changes } = write;
+      return {
+        params: [id, changes.status ?? null, changes.content ? JSON.stringify(changes.content) : null],
+        sql: (o) =>
+          `msg_update AS (
+             UPDATE messages SET status = COALESCE($${o + 2}, status), content = COALESCE($${o + 3}::jsonb, content), updated_at = now()
+              WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard)
+           )`,
+      };
+    }
+    const m = write.message;
+    return {
+      params: [m.sessionId, new Date(), m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, JSON.stringify(m.content), JSON.stringify(m.metadata)],
+      sql: (o) =>
+        `msg_slot AS (
+           UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $${o + 2}
+            WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard) RETURNING message_seq
+         ),
+         msg_insert AS (
+           INSERT INTO messages (${COLUMNS})
+           SELECT $${o + 3}, $${o + 4}, $${o + 5}, $${o + 1}, $${o + 6}, $${o + 7}, $${o + 8}, msg_slot.message_seq, $${o + 9}::jsonb, $${o + 10}::jsonb, $${o + 2}, $${o + 2}
+             FROM msg_slot
+         )`,
+    };
   }
 
   async findById(id: string): Promise<MessageProps | null> {
