@@ -63,10 +63,6 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
         },
         { expectedRevision: input.expectedRevision, now },
       );
-      const active = await this.runs.findActiveInSession(sessionId);
-      if (active && input.concurrency === 'reject') {
-        throw new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
-      }
       const created = Run.create({
         id: runId,
         tenantId: session.tenantId,
@@ -80,8 +76,12 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
         now,
         queueTtlMs: this.config.runQueueTtlMs,
       });
-      await this.runs.insert(created);
-      await this.sessions.setActiveRun(sessionId, active ?? created.id, now);
+      // One statement: the run row, and the session's active run (the one before it, else this one).
+      const active = await this.runs.insertInSession(created, now);
+      if (active && input.concurrency === 'reject') {
+        // Rolls the transaction back: neither the message nor the run is kept.
+        throw new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
+      }
       this.uow.afterCommit(() => this.signals.workAvailable());
       return created;
     });
