@@ -98,6 +98,8 @@ describe('runs and the agent loop', () => {
     expect([r1.status, r2.status, r3.status]).toEqual(['completed', 'completed', 'completed']);
     expect(new Date(r2.started_at).getTime()).toBeGreaterThanOrEqual(new Date(r1.finished_at).getTime());
     expect(new Date(r3.started_at).getTime()).toBeGreaterThanOrEqual(new Date(r2.finished_at).getTime());
+    // The last one to end left the session without an active run.
+    expect((await t.call(key, 'GET', `/v1/sessions/${sid}`)).body.active_run_id).toBeNull();
   });
 
   it('gives a gap-free session stream across two runs', async () => {

@@ -249,5 +249,22 @@ describe('RunRepository', () => {
       await expect(uow.run(() => runs.insertInSession(queuedRun(session), new Date()))).resolves.toBe(second.id);
       expect(await activeRun(session.id)).toBe(second.id);
     });
+
+    it('moves the session to its next active run when a run ends (RunPersistence), and to none after the last', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const first = queuedRun(session);
+      const second = queuedRun(session);
+      await uow.run(() => runs.insertInSession(first, new Date()));
+      await uow.run(() => runs.insertInSession(second, new Date()));
+      const a = (await runs.findById(first.id)) as Run;
+      a.finish('cancelled', {}, new Date());
+      await persistence.save(a);
+      expect(await activeRun(session.id)).toBe(second.id);
+      const b = (await runs.findById(second.id)) as Run;
+      b.finish('cancelled', {}, new Date());
+      await persistence.save(b);
+      expect(await activeRun(session.id)).toBeNull();
+      expect((await runs.findById(second.id))!.snapshot().status).toBe('cancelled');
+    });
   });
 });

@@ -21,3 +21,10 @@ export interface SqlCte {
   sql(offset: number): string;
   params: unknown[];
 }
+
+/** Both lists of CTEs as one (the second's parameters numbered after the first's). */
+export function joinCtes(a: SqlCte | undefined, b: SqlCte | undefined): SqlCte | undefined {
+  if (!a || !b) return a ?? b;
+  return { params: [...a.params, ...b.params], sql: (o) => `${a.sql(o)}, ${b.sql(o + a.params.length)}` };
+}
+

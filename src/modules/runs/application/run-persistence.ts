@@ -50,16 +50,23 @@ export class RunPersistence {
       // Lock order everywhere: session row, then run row, then event counters.
       if (endedNow) await this.sessions.lock(run.owner.sessionId);
       if (inTx) await inTx();
+      // An ending run moves the session to its next active run in its own save statement (the
+      // session is locked above, so that statement's snapshot is recent enough), except when a
+      // message append of the same statement updates the session row too.
+      const settle = endedNow && run.hasChanges && message?.kind !== 'append' ? new Date() : undefined;
       if (message && run.hasChanges) {
-        await this.runs.save(run, { also: this.messages.guardedWrite(message), lockSession: message.kind === 'append' && !endedNow });
+        await this.runs.save(run, { also: this.messages.guardedWrite(message), lockSession: message.kind === 'append' && !endedNow, settleSession: settle });
       } else {
         if (message) await this.messages.apply(message);
-        await this.runs.save(run);
+        await this.runs.save(run, { settleSession: settle });
       }
       if (endedNow) {
-        await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
-        const next = await this.runs.findActiveInSession(run.owner.sessionId);
-        await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
+        // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
+        if (run.endedAwaitingApproval) await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
+        if (!settle) {
+          const next = await this.runs.findActiveInSession(run.owner.sessionId);
+          await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
+        }
         this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });

@@ -182,6 +182,10 @@ export class Run {
     this.events = [];
     return out;
   }
+  /** The events recorded since the last save, kept until `markSaved` (a failed write keeps them). */
+  get unsavedEvents(): readonly NewRunEvent[] {
+    return this.events;
+  }
   get hasChanges(): boolean {
     return this.events.length > 0 || this.dirty;
   }
@@ -191,6 +195,7 @@ export class Run {
   markSaved(): void {
     this.loadedVersion = this.props.version;
     this.dirty = false;
+    this.events = [];
   }
 
   /** Epoch ms of the deadline (from started_at), or null before the start. */
@@ -280,6 +285,16 @@ export class Run {
     this.finish('expired', { error }, now);
   }
 
+  /**
+   * Whether this run ended (here, since it was loaded) while a tool call awaited approval: its
+   * pending approval rows must be closed with it. (An approval row is pending exactly while the
+   * run's call is `awaiting_approval`: both change in one transaction.)
+   */
+  get endedAwaitingApproval(): boolean {
+    return this.endedWithOpenApproval;
+  }
+  private endedWithOpenApproval = false;
+
   /** Ends the run: `usage` then `run.finished`, exactly once. */
   finish(
     status: 'completed' | 'failed' | 'cancelled' | 'expired' | 'terminated',
@@ -294,6 +309,7 @@ export class Run {
     this.props.finishedAt = now;
     this.props.leaseOwner = null;
     this.props.leaseExpiresAt = null;
+    if (this.props.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
     this.props.state.pending = this.props.state.pending.filter((p) => p.status === 'completed' || p.status === 'failed');
     this.props.state.streaming_message_id = null;
     this.record('usage', { ...this.props.usage });

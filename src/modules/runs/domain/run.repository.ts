@@ -8,6 +8,12 @@ export interface RunReadView {
   lastSequence: number;
 }
 
+export interface SaveOptions {
+  also?: SqlCte;
+  lockSession?: boolean;
+  settleSession?: Date;
+}
+
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
 export abstract class RunRepository {
   abstract insert(run: Run): Promise<void>;
@@ -22,9 +28,14 @@ export abstract class RunRepository {
    * One statement (it joins the ambient transaction, if any). `also`: more writes of that statement
    * (CTEs that write only when the run's versioned UPDATE, the CTE `guard`, returned a row).
    * `lockSession`: the session row is locked before the run row (the lock order everywhere), for
-   * writes in `also` that touch the session row.
+   * writes in `also` that touch the session row (not with `settleSession`). `settleSession` (a run
+   * that ends): the session's `active_run_id` moves to its next active run and `last_active_at` to
+   * the given time. The caller must hold the session row lock from an EARLIER statement of its
+   * transaction: a statement that waited for it would pick the next run from a snapshot older
+   * than the transaction it waited for. Not with an `also` that updates the session row (one
+   * statement cannot update a row twice).
    */
-  abstract save(run: Run, options?: { also?: SqlCte; lockSession?: boolean }): Promise<void>;
+  abstract save(run: Run, options?: SaveOptions): Promise<void>;
   abstract findById(id: string): Promise<Run | null>;
   /** Read-only (no aggregate): the run and its last event sequence in one statement, for GET. */
   abstract findView(id: string): Promise<RunReadView | null>;

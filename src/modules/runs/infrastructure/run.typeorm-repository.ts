@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { queryRows, SqlCte } from '../../../common/database/sql';
+import { joinCtes, queryRows, SqlCte } from '../../../common/database/sql';
 import { EntitySql } from '../../../common/database/entity-sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventStore, EventStreamOwner, NewRunEvent } from '../../events/domain/run-event';
 import { Run } from '../domain/run.aggregate';
-import { RunReadView, RunRepository } from '../domain/run.repository';
+import { RunReadView, RunRepository, SaveOptions } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
 import { runRowToProps, runToDomain, runToRow } from './run.mapper';
 import { RunOrmEntity } from './run.orm-entity';
@@ -80,12 +80,12 @@ export class RunTypeormRepository extends RunRepository {
     return active;
   }
 
-  async save(run: Run, options: { also?: SqlCte; lockSession?: boolean } = {}): Promise<void> {
+  async save(run: Run, options: SaveOptions = {}): Promise<void> {
     if (!run.hasChanges) {
-      if (options.also) throw new Error('a run save with other writes needs changes to the run');
+      if (options.also || options.settleSession) throw new Error('a run save with other writes needs changes to the run');
       return;
     }
-    const events = run.pullEvents();
+    const events = [...run.unsavedEvents];
     const row = runToRow(run);
     // The lease columns belong to the heartbeat; a save only clears them (wait, finish, release).
     const columns = this.columns().filter((c) => c.updatable && (row.leaseOwner === null || !c.lease));
@@ -106,7 +106,7 @@ export class RunTypeormRepository extends RunRepository {
     // Plain SQL: TypeORM's query builders were ~20% of the CPU of a run read or write (profile).
     const update = (offset: number) =>
       `UPDATE runs SET ${setters.map((f) => f(offset)).join(', ')} WHERE id = $${offset + 1} AND version = $${offset + 2}${lock(offset)} RETURNING id`;
-    const also = options.also;
+    const also = joinCtes(options.also, options.settleSession ? this.settleSessionCte(run, options.settleSession) : undefined);
     await this.uow.statement(async (m) => {
       if (events.length === 0) {
         const updated = also
@@ -120,6 +120,19 @@ export class RunTypeormRepository extends RunRepository {
       if (stored === null) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
     run.markSaved();
+  }
+
+  /** The session's next active run (this one is ending), written only when `guard` returned a row. */
+  private settleSessionCte(run: Run, now: Date): SqlCte {
+    return {
+      params: [run.owner.sessionId, run.id, now],
+      sql: (o) =>
+        `settle AS (
+           UPDATE sessions SET last_active_at = $${o + 3}, active_run_id = (
+             SELECT id FROM runs WHERE session_id = $${o + 1} AND id <> $${o + 2} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1)
+            WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard)
+         )`,
+    };
   }
 
   async findById(id: string): Promise<Run | null> {
