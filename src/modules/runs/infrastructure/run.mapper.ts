@@ -36,7 +36,8 @@ export function runRowToProps(r: RunOrmEntity): RunProps {
 }
 
 export function runToRow(run: Run): RunOrmEntity {
-  const p = run.snapshot();
+  // Serialised right away by the repository (JSON columns are stringified): no copy needed.
+  const p = run.propsForPersistence();
   const row = new RunOrmEntity();
   Object.assign(row, {
     id: p.id,
