@@ -175,6 +175,8 @@ export async function b3(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   const delays: number[] = [];
   const finishedSeen = new Map<string, number>();
   let opened = 0;
+  // A stream that fails before it opened (connection error) is counted and reported, not waited for.
+  const failedToOpen: string[] = [];
   let openedAll!: () => void;
   const allOpen = new Promise<void>((r) => (openedAll = r));
   const onFrame = (f: SseFrame) => {
@@ -192,9 +194,15 @@ export async function b3(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
         signal: abort.signal,
         onOpen: (status) => {
           if (status !== 200) throw new Error(`B3 subscriber got ${status}`);
-          if (++opened === subscribers) openedAll();
+          if (++opened + failedToOpen.length === subscribers) openedAll();
         },
         onFrame,
+      }).then((r) => {
+        if (r.status === 0 && r.end !== 'stopped') {
+          failedToOpen.push(`${r.end}${r.error ? `: ${r.error}` : ''}`);
+          if (opened + failedToOpen.length === subscribers) openedAll();
+        }
+        return r;
       }),
     );
     if (i % 100 === 99) await sleep(50);
@@ -209,17 +217,17 @@ export async function b3(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   for (let i = 0; i < runs; i++) {
     const id = await startRun(ctx.api, sessionId, [{ text: answer(800), chunk_size: 4, delay_ms: 2 }]);
     const deadline = Date.now() + 60_000;
-    while ((finishedSeen.get(id) ?? 0) < subscribers && Date.now() < deadline) {
+    while ((finishedSeen.get(id) ?? 0) < opened && Date.now() < deadline) {
       rssPeak = Math.max(rssPeak, rssBytes(ctx.app.pid));
       await sleep(20);
     }
   }
   const cpu = (cpuMs(ctx.app.pid) - cpu0) / (Date.now() - t0);
   const rssAfter = rssBytes(ctx.app.pid);
-  const complete = [...finishedSeen.values()].filter((n) => n === subscribers).length;
+  const complete = [...finishedSeen.values()].filter((n) => n === opened).length;
   abort.abort();
   await Promise.allSettled(streams);
-  const perStream = (Math.max(rssAfter, rssOpen) - rssBefore) / subscribers / 1024;
+  const perStream = (Math.max(rssAfter, rssOpen) - rssBefore) / Math.max(1, opened) / 1024;
   return {
     bench: 'B3',
     db: ctx.db,
@@ -233,7 +241,8 @@ export async function b3(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
     ],
     notes: [
       `RSS ${round(rssBefore / 1048576)} MiB before, ${round(rssOpen / 1048576)} MiB with ${subscribers} idle streams, ${round(rssAfter / 1048576)} MiB after ${runs} runs, peak ${round(rssPeak / 1048576)} MiB`,
-      `${delays.length} deliveries; ${complete}/${runs} runs reached all ${subscribers} subscribers`,
+      `${delays.length} deliveries; ${complete}/${runs} runs reached all ${opened} open subscribers`,
+      ...(failedToOpen.length ? [`${failedToOpen.length} of ${subscribers} streams failed to open: ${[...new Set(failedToOpen)].join('; ')}`] : []),
     ],
   };
 }
