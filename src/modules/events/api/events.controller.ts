@@ -12,7 +12,7 @@ import { GetRunOwnerQuery } from '../application/get-run-owner.query';
 import { StreamHub, StreamKind, Subscription } from '../application/stream-hub';
 import { ToolVisibilityResolver } from '../application/tool-visibility';
 import { projectEvent } from '../domain/event-projector';
-import { EventStreams } from '../domain/event-streams';
+import { EventStreams, EventStreamState } from '../domain/event-streams';
 import { Audience, EventStore, StoredRunEvent } from '../domain/run-event';
 import { EventsQueryDto, RunEventListResponseDto } from './dto/run-event.response.dto';
 import { encodeSseFrame, wantsEventStream } from './sse';
@@ -138,7 +138,7 @@ export class EventsController {
     @Res() reply: FastifyReply,
   ): Promise<void> {
     const owner = await this.queries.execute(new GetRunOwnerQuery(principal, id));
-    await this.serve('run', owner.runId, owner.finished, principal, q, req, reply);
+    await this.serve('run', owner.runId, owner.finished, principal, q, req, reply, owner.stream);
   }
 
   @Get('sessions/:id/events')
@@ -168,12 +168,14 @@ export class EventsController {
     q: EventsQueryDto,
     req: FastifyRequest,
     reply: FastifyReply,
+    /** The stream's counters when the caller already read them (run streams). */
+    known?: EventStreamState,
   ): Promise<void> {
     const wantsSse = wantsEventStream(req.headers.accept);
     const header = req.headers['last-event-id'];
     const headerCursor = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
     const cursor = parseCursor(wantsSse ? (headerCursor ?? q.after) : q.after);
-    const state = await this.streams.state(id);
+    const state = known ?? (await this.streams.state(id));
     if (cursor < state.purgedThrough) {
       throw new DomainError('cursor_expired', 'the cursor is older than the retained events; read the resource for its final state', {
         after: cursor,

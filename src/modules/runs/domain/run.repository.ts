@@ -6,6 +6,8 @@ import { Run, RunProps } from './run.aggregate';
 export interface RunReadView {
   run: RunProps;
   lastSequence: number;
+  /** Its event stream's retention mark (events with a sequence <= this were deleted); 0 when none. */
+  purgedThrough: number;
 }
 
 export interface SaveOptions {

@@ -150,13 +150,14 @@ export class RunTypeormRepository extends RunRepository {
    */
   async findView(id: string): Promise<RunReadView | null> {
     const rows: Array<{ v: string }> = await this.uow.manager.query(
-      `SELECT row_to_json(v)::text AS v FROM (SELECT ${this.selectList()}, (SELECT last_sequence FROM event_streams WHERE stream_id = $1) AS "lastSequence" FROM runs WHERE id = $1) v`,
+      `SELECT row_to_json(v)::text AS v FROM (SELECT ${this.selectList()}, es.last_sequence AS "lastSequence", es.purged_through AS "purgedThrough"
+         FROM runs LEFT JOIN event_streams es ON es.stream_id = $1 WHERE id = $1) v`,
       [id],
     );
     if (!rows.length) return null;
     const row = JSON.parse(rows[0].v) as Record<string, unknown>;
     for (const p of this.dateProperties()) if (typeof row[p] === 'string') row[p] = new Date(row[p] as string);
-    return { run: runRowToProps(row as unknown as RunOrmEntity), lastSequence: Number(row.lastSequence ?? 0) };
+    return { run: runRowToProps(row as unknown as RunOrmEntity), lastSequence: Number(row.lastSequence ?? 0), purgedThrough: Number(row.purgedThrough ?? 0) };
   }
 
   async existing(ids: string[]): Promise<string[]> {

@@ -1,16 +1,31 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
+import { canSee } from '../../../../../common/auth/principal';
 import { GetRunOwnerQuery, RunOwner } from '../../../../events/application/get-run-owner.query';
+import { isTerminal } from '../../../domain/run-status';
 import { RunRepository } from '../../../domain/run.repository';
-import { loadOwnedRun } from '../../load-owned-run';
+import { runNotFound } from '../../load-owned-run';
 
-/** Answers the events module's ownership question for run streams (404 for missing or foreign runs). */
+/**
+ * Answers the events module's ownership question for run streams (404 for missing or foreign
+ * runs), with the stream's counters from the same read: one round trip, no aggregate restore.
+ */
 @QueryHandler(GetRunOwnerQuery)
 export class GetRunOwnerHandler implements IQueryHandler<GetRunOwnerQuery, RunOwner> {
   constructor(private readonly runs: RunRepository) {}
 
   async execute({ principal, runId }: GetRunOwnerQuery): Promise<RunOwner> {
-    const run = await loadOwnedRun(this.runs, principal, runId);
-    const o = run.owner;
-    return { runId: o.runId, sessionId: o.sessionId, tenantId: o.tenantId, subjectId: o.subjectId, status: run.status, finished: run.isTerminal };
+    const view = await this.runs.findView(runId);
+    if (!view) throw runNotFound(runId);
+    const r = view.run;
+    if (!canSee(principal, { tenantId: r.tenantId, subjectId: r.subjectId })) throw runNotFound(runId);
+    return {
+      runId: r.id,
+      sessionId: r.sessionId,
+      tenantId: r.tenantId,
+      subjectId: r.subjectId,
+      status: r.status,
+      finished: isTerminal(r.status),
+      stream: { lastSequence: view.lastSequence, purgedThrough: view.purgedThrough },
+    };
   }
 }
