@@ -1,22 +1,18 @@
 import type { StoredRunEvent } from '../../events/domain/run-event';
-import { AuditRecord, NewAuditRecord } from './audit-record';
+import { NewAuditRecord } from './audit-record';
 
 /**
  * Port: the append-only, per-tenant hash-chained audit trail.
  *
- * `append` and `enqueue` run inside the caller's ambient transaction (`UnitOfWork.run` joins it),
- * so a record commits or rolls back together with the change it describes. `append` chains at
- * once: it locks the tenant's chain head row until the transaction ends, so call it LAST in a
- * transaction (the head lock is held briefly and always taken after other row locks). The hot
- * paths use `enqueue`, which takes no lock.
+ * Records are written with `enqueue`, which runs inside the caller's ambient transaction
+ * (`UnitOfWork.run` joins it), so a record commits or rolls back together with the change it
+ * describes, and takes no lock. They are chained (given their `seq` and hashes) after commit, by
+ * a background drain or by `flush`.
  */
 export abstract class AuditTrail {
-  /** Appends records (any tenants) in the given order; returns them with seq and hashes. */
-  abstract append(records: NewAuditRecord[]): Promise<AuditRecord[]>;
   /**
-   * Records off the hot path: the records are written durably in the caller's transaction (or on
-   * their own outside one) without taking the chain lock, and chained in batches shortly after
-   * commit. Every read of the trail (`AuditReader`) chains what is queued first, so readers never
+   * Writes the records durably in the caller's transaction (or on their own outside one) without
+   * taking the chain lock; they are chained in batches shortly after commit, in the given order. Every read of the trail (`AuditReader`) chains what is queued first, so readers never
    * see the trail without a committed record. Run events need no call: the database queues their
    * records in the statement that inserts them (trigger `run_events_audit`), with their full,
    * unredacted data, as `runEventToAuditRecord` describes them.

@@ -11,7 +11,7 @@ import { AUDIT_COLUMNS, auditRecordToParams } from './audit-row';
 const COLUMN_COUNT = 18;
 /** Rows per INSERT statement (PostgreSQL allows 65535 parameters per statement). */
 const ROWS_PER_INSERT = 1000;
-/** Queued run-event records chained per transaction. */
+/** Queued records chained per transaction. */
 const OUTBOX_BATCH = 2000;
 const OUTBOX_RETRY_MS = 1000;
 /**
@@ -61,20 +61,17 @@ function fromQueue(q: QueuedRecord): NewAuditRecord {
 }
 
 /**
- * The audit trail on PostgreSQL. Per tenant, inside the ambient transaction: make sure the chain
- * head row exists (`INSERT ... ON CONFLICT DO NOTHING`), lock it (`SELECT ... FOR UPDATE`), chain
- * the new records onto it, insert them with one multi-row INSERT and move the head. The head lock
- * serialises appenders of one tenant, so `seq` is gap-free and in commit order; other tenants'
- * chains are independent. Tenants are locked in sorted order, so two multi-tenant appends can't deadlock.
- *
- * Run events and request records take the outbox path: a run event's record is queued in
- * `audit_outbox` by the `run_events_audit` trigger in the statement that inserts the event (see
- * its migration), a request record by `enqueue` (one INSERT) - no chain lock, so writers of one
- * tenant do not serialise on the head row through their commit - and a
- * drainer, started shortly after commit (`OUTBOX_DRAIN_DELAY_MS`, so one drain serves many
- * commits), moves them into the chain in batches: lock the head, take the tenant's queued rows in
- * id order, chain and insert them, delete them - one transaction, so a record is chained exactly
- * once, on any node. Queued rows left by a crash are chained at the next start (or by any other node).
+ * The audit trail on PostgreSQL. Every record is queued in `audit_outbox` first: a run event's by
+ * the `run_events_audit` trigger in the statement that inserts the event (see its migration), any
+ * other record (a request's) by `enqueue` (one INSERT) - no chain lock, so writers of one tenant
+ * do not serialise on the head row through their commit. A drainer, started shortly after commit
+ * (`OUTBOX_DRAIN_DELAY_MS`, so one drain serves many commits), or `flush`, moves them into the
+ * chain in batches, per tenant, one transaction per batch: make sure the chain head row exists
+ * (`INSERT ... ON CONFLICT DO NOTHING`), lock it (`SELECT ... FOR UPDATE`), take the tenant's
+ * queued rows in id order, chain them onto the head, insert them with multi-row INSERTs, move the
+ * head and delete the queued rows. The head lock serialises drainers of one tenant, so `seq` is
+ * gap-free and a record is chained exactly once, on any node; other tenants' chains are
+ * independent. Queued rows left by a crash are chained at the next start (or by any other node).
  */
 @Injectable()
 export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -99,18 +96,6 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
     if (this.delayTimer) clearTimeout(this.delayTimer);
     // Best effort: what stays queued is chained by the next node that starts or drains.
     await Promise.race([this.draining?.catch(() => undefined), new Promise((r) => setTimeout(r, 3000).unref())]);
-  }
-
-  async append(records: NewAuditRecord[]): Promise<AuditRecord[]> {
-    if (records.length === 0) return [];
-    const byTenant = new Map<string, NewAuditRecord[]>();
-    for (const r of records) byTenant.set(r.tenantId, [...(byTenant.get(r.tenantId) ?? []), r]);
-    const tenants = [...byTenant.keys()].sort();
-    return this.uow.run(async (m) => {
-      const out: AuditRecord[] = [];
-      for (const tenant of tenants) out.push(...(await this.appendForTenant(m, tenant, byTenant.get(tenant)!)));
-      return out;
-    });
   }
 
   async enqueue(records: NewAuditRecord[]): Promise<void> {
@@ -178,7 +163,7 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
     for (let round = 0; round < 1000; round++) {
       const moved = await this.uow.dataSource.transaction(async (m) => {
         let ids: string[] = [];
-        await this.appendForTenant(m, tenantId, async () => {
+        await this.chainQueued(m, tenantId, async () => {
           const rows: Array<{ id: string; record: QueuedRecord }> = await m.query(
             `SELECT id, record FROM audit_outbox WHERE tenant_id = $1 ORDER BY id LIMIT $2`,
             [tenantId, OUTBOX_BATCH],
@@ -194,14 +179,10 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   }
 
   /**
-   * Chains records onto the tenant's head: `records`, or what `load` returns once the head is
-   * locked (the outbox, read under the lock so concurrent drainers never chain a row twice).
+   * Chains what `load` returns onto the tenant's head, in order. `load` runs once the head is
+   * locked (it reads the outbox under the lock, so concurrent drainers never chain a row twice).
    */
-  private async appendForTenant(
-    m: EntityManager,
-    tenantId: string,
-    input: NewAuditRecord[] | (() => Promise<NewAuditRecord[]>),
-  ): Promise<AuditRecord[]> {
+  private async chainQueued(m: EntityManager, tenantId: string, load: () => Promise<NewAuditRecord[]>): Promise<void> {
     await m.query(`INSERT INTO audit_chain_heads (tenant_id, last_seq, last_hash) VALUES ($1, 0, $2) ON CONFLICT (tenant_id) DO NOTHING`, [
       tenantId,
       GENESIS_HASH,
@@ -210,8 +191,8 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
       `SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = $1 FOR UPDATE`,
       [tenantId],
     );
-    const records = typeof input === 'function' ? await input() : input;
-    if (records.length === 0) return [];
+    const records = await load();
+    if (records.length === 0) return;
     let seq = Number(heads[0].last_seq);
     let prevHash = heads[0].last_hash;
     const now = new Date();
@@ -251,6 +232,5 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
       await m.query(`INSERT INTO audit_records (${AUDIT_COLUMNS}) VALUES ${tuples.join(', ')}`, params);
     }
     await m.query(`UPDATE audit_chain_heads SET last_seq = $2, last_hash = $3 WHERE tenant_id = $1`, [tenantId, seq, prevHash]);
-    return chained;
   }
 }
