@@ -10,7 +10,7 @@ import { RequestAuditHook } from './infrastructure/request-audit.hook';
 
 /**
  * The tamper-evident audit trail (CONTRACT section 10). Global: any module may inject the
- * `AuditTrail` port (the event store calls `appendRunEvents` inside its transaction).
+ * `AuditTrail` port; run events are queued for it by the `run_events_audit` trigger in the inserting statement.
  * State-changing requests are recorded by `RequestAuditHook` for every route.
  */
 @Global()
