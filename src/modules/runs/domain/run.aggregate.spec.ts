@@ -115,4 +115,27 @@ describe('Run aggregate', () => {
     r.countToolCall();
     expect(r.version).toBe(3);
   });
+
+  it('keeps the events recorded while a save was in flight: markSaved drops only those the save took', () => {
+    const r = newRun();
+    r.start(new Date('2026-01-01T00:00:01Z'));
+    r.record('message.started', { message_id: 'msg_2', role: 'assistant' });
+    const taken = [...r.unsavedEvents];
+    expect(taken.map((e) => e.type)).toEqual(['run.started', 'message.started']);
+    r.record('message.delta', { message_id: 'msg_2', content_index: 0, delta: 'x' }); // during the write
+    r.markSaved(taken.length);
+    expect(r.unsavedEvents.map((e) => e.type)).toEqual(['message.delta']);
+    expect(r.hasChanges).toBe(true);
+  });
+
+  it('reading the unsaved events does not take them: they stay pending until markSaved (a failed write loses none)', () => {
+    const r = newRun();
+    r.start(new Date('2026-01-01T00:00:01Z'));
+    expect([...r.unsavedEvents].map((e) => e.type)).toEqual(['run.started']);
+    expect(r.unsavedEvents.map((e) => e.type)).toEqual(['run.started']);
+    expect(r.hasChanges).toBe(true);
+    r.markSaved();
+    expect(r.unsavedEvents).toEqual([]);
+    expect(r.hasChanges).toBe(false);
+  });
 });

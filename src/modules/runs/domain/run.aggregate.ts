@@ -198,11 +198,14 @@ export class Run {
   }
   private dirty = false;
 
-  /** After a successful conditional write: the saved version becomes the next condition. */
-  markSaved(): void {
+  /**
+   * After a successful conditional write: the saved version becomes the next condition, and the
+   * first `savedEvents` unsaved events (those the write took) are no longer pending.
+   */
+  markSaved(savedEvents = this.events.length): void {
     this.loadedVersion = this.props.version;
     this.dirty = false;
-    this.events = [];
+    this.events = this.events.slice(savedEvents);
   }
 
   /** Epoch ms of the deadline (from started_at), or null before the start. */

@@ -119,7 +119,7 @@ export class RunTypeormRepository extends RunRepository {
       const stored = await this.events.appendGuarded(run.owner, events, { sql: update, params, also });
       if (stored === null) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
-    run.markSaved();
+    run.markSaved(events.length);
   }
 
   /** The session's next active run (this one is ending), written only when `guard` returned a row. */
