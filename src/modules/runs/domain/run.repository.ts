@@ -18,7 +18,6 @@ export interface SaveOptions {
 
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
 export abstract class RunRepository {
-  abstract insert(run: Run): Promise<void>;
   /**
    * Inserts a new run of a session and points the session's `active_run_id` at its first active
    * run (the one already active, else this one), stamping `last_active_at`, in one statement.

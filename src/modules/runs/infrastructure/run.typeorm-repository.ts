@@ -48,17 +48,6 @@ export class RunTypeormRepository extends RunRepository {
     return this.uow.manager.getRepository(RunOrmEntity);
   }
 
-  async insert(run: Run): Promise<void> {
-    const events = run.pullEvents();
-    await this.uow.run(async () => {
-      // Plain SQL (no query builder), the columns from the entity metadata.
-      const { sql, params } = this.entitySql.insert('runs', runToRow(run) as Partial<RunOrmEntity>);
-      await this.uow.manager.query(sql, params);
-      await this.appendEvents(run.owner, events);
-    });
-    run.markSaved();
-  }
-
   async insertInSession(run: Run, now: Date): Promise<string | null> {
     const events = run.pullEvents();
     const { sql, params } = this.entitySql.insert('runs', runToRow(run) as Partial<RunOrmEntity>);

@@ -1,9 +1,8 @@
 import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { canSee } from '../../../../../common/auth/principal';
 import { GetRunOwnerQuery, RunOwner } from '../../../../events/application/get-run-owner.query';
 import { isTerminal } from '../../../domain/run-status';
 import { RunRepository } from '../../../domain/run.repository';
-import { runNotFound } from '../../load-owned-run';
+import { loadOwnedRunView } from '../../load-owned-run';
 
 /**
  * Answers the events module's ownership question for run streams (404 for missing or foreign
@@ -14,10 +13,8 @@ export class GetRunOwnerHandler implements IQueryHandler<GetRunOwnerQuery, RunOw
   constructor(private readonly runs: RunRepository) {}
 
   async execute({ principal, runId }: GetRunOwnerQuery): Promise<RunOwner> {
-    const view = await this.runs.findView(runId);
-    if (!view) throw runNotFound(runId);
+    const view = await loadOwnedRunView(this.runs, principal, runId);
     const r = view.run;
-    if (!canSee(principal, { tenantId: r.tenantId, subjectId: r.subjectId })) throw runNotFound(runId);
     return {
       runId: r.id,
       sessionId: r.sessionId,
