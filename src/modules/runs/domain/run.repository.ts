@@ -24,9 +24,9 @@ export abstract class RunRepository {
    * Answers the run that was active before (null when none).
    */
   abstract insertInSession(run: Run, now: Date): Promise<string | null>;
-  /** Conditional on `run.expectedVersion`; appends the recorded events in the same transaction. Throws ConcurrencyConflict. */
   /**
-   * One statement (it joins the ambient transaction, if any). `also`: more writes of that statement
+   * Conditional on `run.expectedVersion` (ConcurrencyConflict otherwise), with the recorded events
+   * appended: one statement (it joins the ambient transaction, if any). `also`: more writes of that statement
    * (CTEs that write only when the run's versioned UPDATE, the CTE `guard`, returned a row).
    * `lockSession`: the session row is locked before the run row (the lock order everywhere), for
    * writes in `also` that touch the session row (not with `settleSession`). `settleSession` (a run

@@ -13,6 +13,14 @@ import { RunOrmEntity } from './run.orm-entity';
 
 const TERMINAL_SQL = TERMINAL_STATUSES.map((s) => `'${s}'`).join(',');
 
+/**
+ * The session's first active run (FIFO: the one that runs or runs next), as a SELECT of its id;
+ * `session` and `except` are SQL placeholders (`except`: a run to leave out, one that is ending).
+ */
+function firstActiveRunSql(session: string, except?: string): string {
+  return `SELECT id FROM runs WHERE session_id = ${session}${except ? ` AND id <> ${except}` : ''} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1`;
+}
+
 interface RunColumn {
   property: keyof RunOrmEntity;
   column: string;
@@ -57,7 +65,7 @@ export class RunTypeormRepository extends RunRepository {
       const rows = await queryRows<{ active: string | null }>(
         m,
         `WITH ins AS (${sql}),
-         prev AS (SELECT id FROM runs WHERE session_id = $${n + 1} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1),
+         prev AS (${firstActiveRunSql(`$${n + 1}`)}),
          upd AS (UPDATE sessions SET active_run_id = COALESCE((SELECT id FROM prev), $${n + 2}), last_active_at = $${n + 3} WHERE id = $${n + 1})
          SELECT (SELECT id FROM prev) AS active`,
         [...params, run.owner.sessionId, run.id, now],
@@ -117,8 +125,7 @@ export class RunTypeormRepository extends RunRepository {
       params: [run.owner.sessionId, run.id, now],
       sql: (o) =>
         `settle AS (
-           UPDATE sessions SET last_active_at = $${o + 3}, active_run_id = (
-             SELECT id FROM runs WHERE session_id = $${o + 1} AND id <> $${o + 2} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1)
+           UPDATE sessions SET last_active_at = $${o + 3}, active_run_id = (${firstActiveRunSql(`$${o + 1}`, `$${o + 2}`)})
             WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard)
          )`,
     };
@@ -183,7 +190,7 @@ export class RunTypeormRepository extends RunRepository {
 
   async findActiveInSession(sessionId: string): Promise<string | null> {
     const rows: Array<{ id: string }> = await this.uow.manager.query(
-      `SELECT id FROM runs WHERE session_id = $1 AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1`,
+      firstActiveRunSql('$1'),
       [sessionId],
     );
     return rows[0]?.id ?? null;
