@@ -30,10 +30,10 @@ export class RunPersistence {
   }
 
   /**
-   * Saves `run` together with a message write. While the run goes on, that is ONE statement (the
-   * message write rides on the run's versioned UPDATE, so neither lands without the other) and
-   * no transaction: 1 round trip instead of BEGIN + 2 + COMMIT (B1 profile: the executor's saves
-   * were 16 of a run's ~50 statements).
+   * Saves `run` (which must have changes) together with a message write. While the run goes on,
+   * that is ONE statement (the message write rides on the run's versioned UPDATE, so neither
+   * lands without the other) and no transaction: 1 round trip instead of BEGIN + 2 + COMMIT (B1
+   * profile: the executor's saves were 16 of a run's ~50 statements).
    */
   async saveWithMessage(run: Run, message: MessageWrite): Promise<void> {
     await this.write(run, undefined, message);
@@ -41,9 +41,12 @@ export class RunPersistence {
 
   private async write(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
     const endedNow = run.isTerminal;
-    if (!endedNow && !inTx && (message === undefined || run.hasChanges)) {
+    // A message rides on the save statement; an append locks the session row before the run row.
+    const also = message ? this.messages.guardedWrite(message) : undefined;
+    const lockSession = message?.kind === 'append';
+    if (!endedNow && !inTx) {
       // One statement: no transaction needed.
-      await this.runs.save(run, message ? { also: this.messages.guardedWrite(message), lockSession: message.kind === 'append' } : {});
+      await this.runs.save(run, { also, lockSession });
       return;
     }
     await this.uow.run(async () => {
@@ -53,13 +56,8 @@ export class RunPersistence {
       // An ending run moves the session to its next active run in its own save statement (the
       // session is locked above, so that statement's snapshot is recent enough), except when a
       // message append of the same statement updates the session row too.
-      const settle = endedNow && run.hasChanges && message?.kind !== 'append' ? new Date() : undefined;
-      if (message && run.hasChanges) {
-        await this.runs.save(run, { also: this.messages.guardedWrite(message), lockSession: message.kind === 'append' && !endedNow, settleSession: settle });
-      } else {
-        if (message) await this.messages.apply(message);
-        await this.runs.save(run, { settleSession: settle });
-      }
+      const settle = endedNow && run.hasChanges && !lockSession ? new Date() : undefined;
+      await this.runs.save(run, { also, lockSession, settleSession: settle });
       if (endedNow) {
         // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
         if (run.endedAwaitingApproval) await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');

@@ -11,11 +11,6 @@ import { ContentPart } from '../../agents/domain/model-provider';
 export abstract class MessageRepository {
   abstract append(message: NewMessage, options?: { expectedRevision?: number; now?: Date }): Promise<MessageProps>;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
-  /** Applies `write` in the caller's transaction (append or update above). */
-  async apply(write: MessageWrite): Promise<void> {
-    if (write.kind === 'append') await this.append(write.message);
-    else await this.update(write.id, write.changes);
-  }
   /**
    * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned
    * UPDATE): they write only when `guard` returns a row. An append takes the session's next slot

@@ -42,6 +42,39 @@ function toProps(r: MessageRow): MessageProps {
 
 const COLUMNS = 'id, tenant_id, subject_id, session_id, run_id, role, status, sequence, content, metadata, created_at, updated_at';
 
+/** The parameters of `appendCtes`, in its order. */
+function appendParams(m: NewMessage, now: Date): unknown[] {
+  return [m.sessionId, now, m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, JSON.stringify(m.content), JSON.stringify(m.metadata)];
+}
+
+/**
+ * A message append as two CTEs (parameters `appendParams` from `$${o + 1}`): `msg_slot` takes the
+ * session's next message slot and bumps its revision, if `condition` holds; `msg_insert` inserts
+ * the message there, returning its `sequence`. No slot, no row.
+ */
+function appendCtes(o: number, condition: string): string {
+  return `msg_slot AS (
+      UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $${o + 2}
+       WHERE id = $${o + 1} AND ${condition} RETURNING message_seq
+    ),
+    msg_insert AS (
+      INSERT INTO messages (${COLUMNS})
+      SELECT $${o + 3}, $${o + 4}, $${o + 5}, $${o + 1}, $${o + 6}, $${o + 7}, $${o + 8}, msg_slot.message_seq, $${o + 9}::jsonb, $${o + 10}::jsonb, $${o + 2}, $${o + 2}
+        FROM msg_slot
+      RETURNING sequence
+    )`;
+}
+
+function updateParams(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): unknown[] {
+  return [id, changes.status ?? null, changes.content ? JSON.stringify(changes.content) : null];
+}
+
+/** A message update (parameters `updateParams` from `$${o + 1}`), if `condition` holds. */
+function updateSql(o: number, condition: string): string {
+  return `UPDATE messages SET status = COALESCE($${o + 2}, status), content = COALESCE($${o + 3}::jsonb, content), updated_at = now()
+           WHERE id = $${o + 1} AND ${condition}`;
+}
+
 @Injectable()
 export class MessageTypeormRepository extends MessageRepository {
   constructor(private readonly uow: UnitOfWork) {
@@ -52,16 +85,12 @@ export class MessageTypeormRepository extends MessageRepository {
     const now = options.now ?? new Date();
     // One statement: take the session's next message slot (bumping its revision, optionally
     // only at the expected revision) and insert the message there. No slot, no row.
+    const params = appendParams(m, now);
+    const r = params.length + 1;
     const inserted = await queryRows<{ sequence: number | string }>(
       this.uow.manager,
-      `WITH slot AS (
-         UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $2
-          WHERE id = $1 AND ($3::int IS NULL OR revision = $3) RETURNING message_seq
-       )
-       INSERT INTO messages (${COLUMNS})
-       SELECT $4, $5, $6, $1, $7, $8, $9, slot.message_seq, $10::jsonb, $11::jsonb, $2, $2 FROM slot
-       RETURNING sequence`,
-      [m.sessionId, now, options.expectedRevision ?? null, m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, JSON.stringify(m.content), JSON.stringify(m.metadata)],
+      `WITH ${appendCtes(0, `($${r}::int IS NULL OR revision = $${r})`)} SELECT sequence FROM msg_insert`,
+      [...params, options.expectedRevision ?? null],
     );
     if (inserted.length === 0) {
       const cur: Array<{ revision: number }> = await this.uow.manager.query(`SELECT revision FROM sessions WHERE id = $1`, [m.sessionId]);
@@ -77,38 +106,15 @@ export class MessageTypeormRepository extends MessageRepository {
   }
 
   async update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void> {
-    await this.uow.manager.query(
-      `UPDATE messages SET status = COALESCE($2, status), content = COALESCE($3::jsonb, content), updated_at = now() WHERE id = $1`,
-      [id, changes.status ?? null, changes.content ? JSON.stringify(changes.content) : null],
-    );
+    await this.uow.manager.query(updateSql(0, 'TRUE'), updateParams(id, changes));
   }
 
   guardedWrite(write: MessageWrite): SqlCte {
+    const onGuard = 'EXISTS (SELECT 1 FROM guard)';
     if (write.kind === 'update') {
-      const { id, changes } = write;
-      return {
-        params: [id, changes.status ?? null, changes.content ? JSON.stringify(changes.content) : null],
-        sql: (o) =>
-          `msg_update AS (
-             UPDATE messages SET status = COALESCE($${o + 2}, status), content = COALESCE($${o + 3}::jsonb, content), updated_at = now()
-              WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard)
-           )`,
-      };
+      return { params: updateParams(write.id, write.changes), sql: (o) => `msg_update AS (${updateSql(o, onGuard)})` };
     }
-    const m = write.message;
-    return {
-      params: [m.sessionId, new Date(), m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, JSON.stringify(m.content), JSON.stringify(m.metadata)],
-      sql: (o) =>
-        `msg_slot AS (
-           UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $${o + 2}
-            WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard) RETURNING message_seq
-         ),
-         msg_insert AS (
-           INSERT INTO messages (${COLUMNS})
-           SELECT $${o + 3}, $${o + 4}, $${o + 5}, $${o + 1}, $${o + 6}, $${o + 7}, $${o + 8}, msg_slot.message_seq, $${o + 9}::jsonb, $${o + 10}::jsonb, $${o + 2}, $${o + 2}
-             FROM msg_slot
-         )`,
-    };
+    return { params: appendParams(write.message, new Date()), sql: (o) => appendCtes(o, onGuard) };
   }
 
   async findById(id: string): Promise<MessageProps | null> {
