@@ -12,8 +12,9 @@ import { NewAuditRecord } from './audit-record';
 export abstract class AuditTrail {
   /**
    * Writes the records durably in the caller's transaction (or on their own outside one) without
-   * taking the chain lock; they are chained in batches shortly after commit, in the given order. Every read of the trail (`AuditReader`) chains what is queued first, so readers never
-   * see the trail without a committed record. Run events need no call: the database queues their
+   * taking the chain lock; they are chained in batches shortly after commit, in the given order.
+   * Every read of the trail (`AuditReader`) chains what is queued first, so readers never see the
+   * trail without a committed record. Run events need no call: the database queues their
    * records in the statement that inserts them (trigger `run_events_audit`), with their full,
    * unredacted data, as `runEventToAuditRecord` describes them.
    */
