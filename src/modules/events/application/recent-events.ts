@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import type { StoredRunEvent } from '../domain/run-event';
 
 export type RecentStreamKind = 'run' | 'session';
@@ -30,6 +31,8 @@ const positionOf = (kind: RecentStreamKind, e: StoredRunEvent) => (kind === 'run
  */
 @Injectable()
 export class RecentEvents {
+  /** This process's mark on the notifications of the commits it hands over (EventNotification.origin). */
+  readonly origin = randomBytes(8).toString('hex');
   private readonly entries = new Map<string, Entry>();
   private readonly watched = new Map<string, number>();
   private readonly listeners = new Set<(events: StoredRunEvent[]) => void>();

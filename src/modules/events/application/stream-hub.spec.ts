@@ -50,8 +50,8 @@ class FakeNotifier extends Notifier {
     this.listener = l;
     return () => (this.listener = null);
   }
-  fire(last: number): void {
-    const n: EventNotification = { sessionId: 'sess_1', runId: 'run_1', lastSequence: last, lastSessionSequence: last };
+  fire(last: number, origin?: string): void {
+    const n: EventNotification = { sessionId: 'sess_1', runId: 'run_1', lastSequence: last, lastSessionSequence: last, ...(origin ? { origin } : {}) };
     this.listener?.onEvents(n);
   }
 }
@@ -223,6 +223,32 @@ describe('StreamHub with RecentEvents (this node\'s commits)', () => {
     await flush();
     expect(got).toEqual([1, 2, 3, 4]);
     expect(store.reads).toBeGreaterThan(reads);
+  });
+
+  it('skips the notification of a commit it is handed (this origin), even when it arrives first: no read', async () => {
+    const { store, notifier, recent, hub, got, sink } = setupRecent();
+    store.add(2);
+    hub.subscribe('run', 'run_1', 0, sink);
+    await flush();
+    expect(got).toEqual([1, 2]);
+    const reads = store.reads;
+    // Committed: the database's notification comes before the writer's after-commit hand-over.
+    const from = store.rows.length;
+    store.add(3);
+    notifier.fire(5, recent.origin);
+    await flush();
+    expect(got).toEqual([1, 2]);
+    recent.add(store.rows.slice(from));
+    await flush();
+    expect(got).toEqual(range(1, 5));
+    expect(store.reads).toBe(reads);
+    // Another origin (another node, or this one before it was watching) is read as usual.
+    store.add(1);
+    notifier.fire(6, 'another-node');
+    await flush();
+    await flush();
+    expect(got).toEqual(range(1, 6));
+    expect(store.reads).toBe(reads + 1);
   });
 
   it('reads the store after a resync even when it holds the events', async () => {

@@ -71,10 +71,12 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
 
   onModuleInit(): void {
     this.unsubscribe = this.notifier.subscribe({
-      // With recent commits at hand, a notification waits one turn of the event loop: when it is
-      // of this node's own commit, it often arrives just before the writer's after-commit hook
-      // has handed the events over, and reading them from the database then is wasted.
-      onEvents: (n) => (this.recent ? setImmediate(() => this.onNotification(n)) : this.onNotification(n)),
+      // The commits this node hands to RecentEvents reach the hub from there (below): their
+      // notification, which often arrives before the writer's after-commit hook has handed the
+      // events over (a database read of what is about to be given), is skipped.
+      onEvents: (n) => {
+        if (this.recent === undefined || n.origin !== this.recent.origin) this.onNotification(n);
+      },
       onResync: () => {
         for (const s of this.streams.values()) {
           s.forceDb = true;

@@ -6,6 +6,12 @@ export interface EventNotification {
   lastSequence: number;
   /** The session's last session_sequence after the commit. */
   lastSessionSequence: number;
+  /**
+   * Set when the writer hands the committed events to its own node's RecentEvents (its
+   * `origin`): that node's hub is told by RecentEvents and skips this notification, which would
+   * often arrive first and make it read back from the database what it is about to be given.
+   */
+  origin?: string;
 }
 
 export interface NotificationListener {
@@ -31,16 +37,17 @@ export abstract class Notifier {
 
 const SEP = '|';
 
+/** `session|run|lastSequence|lastSessionSequence`, then `|origin` when there is one. */
 export function encodeNotification(n: EventNotification): string {
-  return [n.sessionId, n.runId, n.lastSequence, n.lastSessionSequence].join(SEP);
+  return [n.sessionId, n.runId, n.lastSequence, n.lastSessionSequence, ...(n.origin ? [n.origin] : [])].join(SEP);
 }
 
 export function decodeNotification(payload: string): EventNotification | null {
   const parts = payload.split(SEP);
-  if (parts.length !== 4) return null;
-  const [sessionId, runId, seq, sseq] = parts;
+  if (parts.length !== 4 && parts.length !== 5) return null;
+  const [sessionId, runId, seq, sseq, origin] = parts;
   const lastSequence = Number(seq);
   const lastSessionSequence = Number(sseq);
   if (!sessionId || !runId || !Number.isSafeInteger(lastSequence) || !Number.isSafeInteger(lastSessionSequence)) return null;
-  return { sessionId, runId, lastSequence, lastSessionSequence };
+  return { sessionId, runId, lastSequence, lastSessionSequence, ...(origin ? { origin } : {}) };
 }

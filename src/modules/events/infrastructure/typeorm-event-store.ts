@@ -84,6 +84,10 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       // notification is sent by the same statement (delivered at commit, as `announce` would).
       const channel = this.notifier.inlineChannel;
       const payloads = events.map((e) => JSON.stringify(e.data ?? {}));
+      // This node's streams of the run or session get the committed rows from the writer (below),
+      // and its hub then skips the notification (marked with the origin).
+      const handOver = this.recent?.wants(owner.runId, owner.sessionId) ? this.recent : undefined;
+      const origin = handOver ? `|${handOver.origin}` : '';
       const params: unknown[] = [
         owner.sessionId,
         owner.runId,
@@ -94,7 +98,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         ids,
         events.map((e) => e.type),
         payloads,
-        ...(channel === null ? [] : [channel]),
+        ...(channel === null ? [] : [channel, origin]),
       ];
       // With a guard: it runs first (the counters' INSERT reads from it), and without a row from
       // it nothing is bumped or inserted, and the final SELECT returns no row.
@@ -125,7 +129,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
                     (SELECT last_sequence FROM bump WHERE stream_id = $2) r
            )
            SELECT s.last_sequence AS last_session_sequence, r.last_sequence${
-             channel === null ? '' : `, pg_notify($10, $1 || '|' || $2 || '|' || r.last_sequence || '|' || s.last_sequence)`
+             channel === null ? '' : `, pg_notify($10, $1 || '|' || $2 || '|' || r.last_sequence || '|' || s.last_sequence || $11)`
            }
              FROM (SELECT last_sequence FROM bump WHERE stream_id = $1) s, (SELECT last_sequence FROM bump WHERE stream_id = $2) r`,
           params,
@@ -148,14 +152,16 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         occurredAt,
         data: e.data ?? {},
       }));
-      if (this.recent?.wants(owner.runId, owner.sessionId)) {
+      if (handOver) {
         // This node's streams of the run or session get the committed rows without reading them
         // back: copies as a database read would return them (jsonb's key order).
-        const recent = this.recent;
+        const recent = handOver;
         const copies = stored.map((e, i) => ({ ...e, occurredAt: new Date(occurredAt.getTime()), data: jsonbOrdered(JSON.parse(payloads[i])) as Record<string, unknown> }));
         this.uow.afterCommit(() => recent.add(copies));
       }
-      if (channel === null) await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence });
+      if (channel === null) {
+        await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence, ...(handOver ? { origin: handOver.origin } : {}) });
+      }
       if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
     });
