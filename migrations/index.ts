@@ -8,6 +8,7 @@ import { Approvals1764490200000 } from './1764490200000-approvals';
 import { AuditOutbox1764497000000 } from './1764497000000-audit-outbox';
 import { DropSessionEventSeq1764497100000 } from './1764497100000-drop-session-event-seq';
 import { AuditRunEventsTrigger1764497200000 } from './1764497200000-audit-run-events-trigger';
+import { UnitOfWorkAbort1764497300000 } from './1764497300000-unit-of-work-abort';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   AuditOutbox1764497000000,
   DropSessionEventSeq1764497100000,
   AuditRunEventsTrigger1764497200000,
+  UnitOfWorkAbort1764497300000,
 ];

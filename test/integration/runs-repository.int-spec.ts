@@ -3,6 +3,7 @@ import { ConcurrencyConflict } from '../../src/common/errors/domain-error';
 import { newId } from '../../src/common/ids/ids';
 import { RunPersistence } from '../../src/modules/runs/application/run-persistence';
 import { Run } from '../../src/modules/runs/domain/run.aggregate';
+import { MessageRepository } from '../../src/modules/sessions/domain/message.repository';
 import { RunRepository } from '../../src/modules/runs/domain/run.repository';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -13,12 +14,14 @@ describe('RunRepository', () => {
   let runs: RunRepository;
   let uow: UnitOfWork;
   let persistence: RunPersistence;
+  let messages: MessageRepository;
 
   beforeAll(async () => {
     t = await startTestApp(NO_WORKER);
     runs = t.app.get(RunRepository);
     uow = t.app.get(UnitOfWork);
     persistence = t.app.get(RunPersistence);
+    messages = t.app.get(MessageRepository);
   });
   afterAll(async () => {
     await t.close();
@@ -213,8 +216,8 @@ describe('RunRepository', () => {
     });
   });
 
-  /** RunRepository.insertInSession: the run row and the session's active run in one statement. */
-  describe('insertInSession', () => {
+  /** RunRepository.insertWrites with MessageRepository.appendWrite: input, run and active run in one statement. */
+  describe('insertWrites', () => {
     function queuedRun(session: { id: string; tenantId: string; subjectId: string }): Run {
       return Run.create({
         id: newId('run'),
@@ -230,40 +233,87 @@ describe('RunRepository', () => {
         queueTtlMs: 3_600_000,
       });
     }
-    async function activeRun(sessionId: string): Promise<string | null> {
-      const [row] = await uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1`, [sessionId]);
-      return row.active_run_id;
+    /** What CreateRunHandler writes: the run's input message, the run, the session's active run. */
+    function submit(run: Run, options: { reject?: boolean; expectedRevision?: number } = {}): Promise<void> {
+      const s = run.snapshot();
+      return uow.batch(async () => {
+        const now = new Date();
+        const w = runs.insertWrites(run, { now, reject: options.reject ?? false });
+        const input = { id: s.userMessageId, tenantId: s.tenantId, subjectId: s.subjectId, sessionId: s.sessionId, runId: s.id, role: 'user' as const, status: 'completed' as const, content: [{ type: 'text' as const, text: 'hi' }], metadata: {} };
+        await uow.write(messages.appendWrite(input, { now, expectedRevision: options.expectedRevision, session: w.session }), w.run);
+      });
+    }
+    async function sessionRow(sessionId: string): Promise<{ active_run_id: string | null; revision: number; message_seq: number }> {
+      const [row] = await uow.manager.query(`SELECT active_run_id, revision, message_seq FROM sessions WHERE id = $1`, [sessionId]);
+      return row;
+    }
+    async function exists(table: 'runs' | 'messages', id: string): Promise<boolean> {
+      return (await uow.manager.query(`SELECT 1 FROM ${table} WHERE id = $1`, [id])).length === 1;
     }
 
-    it('makes the first run active, keeps it active behind later ones, and answers the run that was active', async () => {
+    it('makes the first run active and keeps it active behind later ones; each input takes the next message slot', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const before = await sessionRow(session.id);
+      const first = queuedRun(session);
+      await submit(first);
+      expect(await sessionRow(session.id)).toMatchObject({ active_run_id: first.id, revision: before.revision + 1, message_seq: before.message_seq + 1 });
+      const second = queuedRun(session);
+      await submit(second, { expectedRevision: before.revision + 1 });
+      expect(await sessionRow(session.id)).toMatchObject({ active_run_id: first.id, revision: before.revision + 2, message_seq: before.message_seq + 2 });
+      expect((await runs.findById(second.id))!.snapshot()).toMatchObject({ status: 'queued', sessionId: session.id });
+      expect(await exists('messages', second.snapshot().userMessageId)).toBe(true);
+    });
+
+    it('with reject, a session that has an active run takes neither the input nor the run: 409 session_busy', async () => {
       const session = await createSession(t, KEYS.memberA1);
       const first = queuedRun(session);
-      await expect(uow.run(() => runs.insertInSession(first, new Date()))).resolves.toBeNull();
-      expect(await activeRun(session.id)).toBe(first.id);
+      await submit(first, { reject: true }); // no active run yet: accepted
+      const before = await sessionRow(session.id);
       const second = queuedRun(session);
-      await expect(uow.run(() => runs.insertInSession(second, new Date()))).resolves.toBe(first.id);
-      expect(await activeRun(session.id)).toBe(first.id);
-      expect((await runs.findById(second.id))!.snapshot()).toMatchObject({ status: 'queued', sessionId: session.id });
-      // Once the first one ended, a new run sees the second one as active.
-      await uow.manager.query(`UPDATE runs SET status = 'completed' WHERE id = $1`, [first.id]);
-      await expect(uow.run(() => runs.insertInSession(queuedRun(session), new Date()))).resolves.toBe(second.id);
-      expect(await activeRun(session.id)).toBe(second.id);
+      const err = await submit(second, { reject: true }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'session_busy', details: { session_id: session.id, active_run_id: first.id } });
+      expect(await exists('runs', second.id)).toBe(false);
+      expect(await exists('messages', second.snapshot().userMessageId)).toBe(false);
+      expect(await sessionRow(session.id)).toEqual(before);
+    });
+
+    it('a stale expected revision writes nothing: 409 session_conflict with the current revision', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const before = await sessionRow(session.id);
+      const run = queuedRun(session);
+      const err = await submit(run, { expectedRevision: before.revision + 5 }).catch((e) => e);
+      expect(err).toMatchObject({ code: 'session_conflict', details: { current_revision: before.revision, expected_revision: before.revision + 5 } });
+      expect(await exists('runs', run.id)).toBe(false);
+      expect(await sessionRow(session.id)).toEqual(before);
+    });
+
+    it('concurrent submissions on one session each take their own slot and leave the first one active', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const before = await sessionRow(session.id);
+      const batch = Array.from({ length: 6 }, () => queuedRun(session));
+      await Promise.all(batch.map((r) => submit(r)));
+      const after = await sessionRow(session.id);
+      expect(after.message_seq).toBe(before.message_seq + 6);
+      // Active: the run whose statement took the session row first (its input has the first slot).
+      const [firstInput] = await uow.manager.query(`SELECT run_id FROM messages WHERE session_id = $1 AND role = 'user' ORDER BY sequence LIMIT 1`, [session.id]);
+      expect(batch.map((r) => r.id)).toContain(firstInput.run_id);
+      expect(after.active_run_id).toBe(firstInput.run_id);
     });
 
     it('moves the session to its next active run when a run ends (RunPersistence), and to none after the last', async () => {
       const session = await createSession(t, KEYS.memberA1);
       const first = queuedRun(session);
       const second = queuedRun(session);
-      await uow.run(() => runs.insertInSession(first, new Date()));
-      await uow.run(() => runs.insertInSession(second, new Date()));
+      await submit(first);
+      await submit(second);
       const a = (await runs.findById(first.id)) as Run;
       a.finish('cancelled', {}, new Date());
       await persistence.save(a);
-      expect(await activeRun(session.id)).toBe(second.id);
+      expect((await sessionRow(session.id)).active_run_id).toBe(second.id);
       const b = (await runs.findById(second.id)) as Run;
       b.finish('cancelled', {}, new Date());
       await persistence.save(b);
-      expect(await activeRun(session.id)).toBeNull();
+      expect((await sessionRow(session.id)).active_run_id).toBeNull();
       expect((await runs.findById(second.id))!.snapshot().status).toBe('cancelled');
     });
   });

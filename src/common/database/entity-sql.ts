@@ -43,17 +43,24 @@ export class EntitySql<T extends object> {
 
   /** An INSERT of the row's defined properties (undefined ones take the column default). */
   insert(table: string, row: Partial<T>): { sql: string; params: unknown[] } {
+    const { sql, params } = this.insertCte(table, row);
+    return { sql: sql(0), params };
+  }
+
+  /** `insert` with its parameters numbered from `$${offset + 1}` (for a CTE, see SqlCte). */
+  insertCte(table: string, row: Partial<T>): { sql: (offset: number) => string; params: unknown[] } {
     const names: string[] = [];
-    const values: string[] = [];
+    const casts: string[] = [];
     const params: unknown[] = [];
     for (const c of this.columns()) {
       const v = row[c.property];
       if (v === undefined) continue;
       params.push(c.json && v !== null ? JSON.stringify(v) : v);
       names.push(c.column);
-      values.push(`$${params.length}${c.json ? '::jsonb' : ''}`);
+      casts.push(c.json ? '::jsonb' : '');
     }
-    return { sql: `INSERT INTO ${table} (${names.join(', ')}) VALUES (${values.join(', ')})`, params };
+    const head = `INSERT INTO ${table} (${names.join(', ')}) VALUES (`;
+    return { sql: (o) => `${head}${casts.map((cast, i) => `$${o + i + 1}${cast}`).join(', ')})`, params };
   }
 
   /** A raw row (keyed by property, from `selectList`) as an entity instance. */

@@ -1,15 +1,25 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { UnitOfWork } from './unit-of-work';
+import { BatchWrite, batchStatement, UnitOfWork } from './unit-of-work';
 
 /** A DataSource stand-in that records which manager ran what and whether a transaction opened. */
-function fakeDataSource() {
+function fakeDataSource(fail?: (sql: string) => unknown) {
   const log: string[] = [];
-  const poolManager = { name: 'pool' } as unknown as EntityManager;
+  const managerNamed = (name: string) =>
+    ({
+      name,
+      query: async (sql: string, params: unknown[]) => {
+        log.push(`${name}: ${sql} ${JSON.stringify(params)}`);
+        const err = fail?.(sql);
+        if (err) throw err;
+        return [];
+      },
+    }) as unknown as EntityManager;
+  const poolManager = managerNamed('pool');
   const ds = {
     manager: poolManager,
     transaction: async <T>(fn: (m: EntityManager) => Promise<T>): Promise<T> => {
       log.push('BEGIN');
-      const txManager = { name: 'tx' } as unknown as EntityManager;
+      const txManager = managerNamed('tx');
       try {
         const r = await fn(txManager);
         log.push('COMMIT');
@@ -89,5 +99,100 @@ describe('UnitOfWork', () => {
       });
     });
     expect(log).toEqual(['BEGIN', 'inner on tx', 'COMMIT']);
+  });
+
+  /** A write of CTE `name` with one parameter, optionally with a condition. */
+  const w = (name: string, value: unknown, extra: Partial<BatchWrite> = {}): BatchWrite => ({
+    ctes: { params: [value], sql: (o) => `${name} AS (INSERT INTO t VALUES ($${o + 1}) RETURNING 1)` },
+    ...extra,
+  });
+
+  it('batchStatement: one WITH, parameters numbered across writes, conditions checked in order (checkFirst ones first)', () => {
+    const { sql, params } = batchStatement([w('a', 1, { expect: 'EXISTS (SELECT 1 FROM a)' }), w('b', 2), w('c', 3, { expect: 'EXISTS (SELECT 1 FROM c)', checkFirst: true })]);
+    expect(params).toEqual([1, 2, 3]);
+    expect(sql).toBe(
+      'WITH a AS (INSERT INTO t VALUES ($1) RETURNING 1),\nb AS (INSERT INTO t VALUES ($2) RETURNING 1),\nc AS (INSERT INTO t VALUES ($3) RETURNING 1)\n' +
+        "SELECT CASE WHEN NOT (EXISTS (SELECT 1 FROM c)) THEN uow_abort('2') WHEN NOT (EXISTS (SELECT 1 FROM a)) THEN uow_abort('0') ELSE 0 END AS ok",
+    );
+    expect(batchStatement([w('a', 1)]).sql).toMatch(/\nSELECT 0 AS ok$/);
+  });
+
+  it('batch() holds the writes and runs them as ONE statement on the pool when it returns, then the hooks; reads run on their own', async () => {
+    const { ds, log } = fakeDataSource();
+    const uow = new UnitOfWork(ds);
+    const result = await uow.batch(async () => {
+      expect(uow.inTransaction).toBe(false);
+      await uow.manager.query('SELECT 1', []);
+      await uow.write(w('a', 1));
+      await uow.batch(async () => uow.write(w('b', 2))); // a nested batch joins
+      uow.afterCommit(() => {
+        log.push('hook');
+      });
+      log.push('returning');
+      return 'r';
+    });
+    expect(result).toBe('r');
+    expect(log).toEqual([
+      'pool: SELECT 1 []',
+      'returning',
+      'pool: WITH a AS (INSERT INTO t VALUES ($1) RETURNING 1),\nb AS (INSERT INTO t VALUES ($2) RETURNING 1)\nSELECT 0 AS ok [1,2]',
+      'hook',
+    ]);
+  });
+
+  it('batch() writes nothing and runs no hook when its function throws', async () => {
+    const { ds, log } = fakeDataSource();
+    const uow = new UnitOfWork(ds);
+    await expect(
+      uow.batch(async () => {
+        await uow.write(w('a', 1));
+        uow.afterCommit(() => {
+          log.push('hook');
+        });
+        throw new Error('no');
+      }),
+    ).rejects.toThrow('no');
+    expect(log).toEqual([]);
+  });
+
+  it('a failed condition (uow_abort, SQLSTATE UW001) throws the error of the write whose condition failed', async () => {
+    const abort = Object.assign(new Error('query failed'), { driverError: { code: 'UW001', message: '1' } });
+    const { ds } = fakeDataSource(() => abort);
+    const uow = new UnitOfWork(ds);
+    const busy = new Error('busy');
+    const hooks: string[] = [];
+    const err = await uow
+      .batch(async () => {
+        uow.afterCommit(() => {
+          hooks.push('hook');
+        });
+        await uow.write(w('a', 1, { expect: 'true', fail: () => new Error('not this one') }), w('b', 2, { expect: 'false', fail: async () => busy }));
+      })
+      .catch((e) => e);
+    expect(err).toBe(busy);
+    expect(hooks).toEqual([]);
+    // Any other error is rethrown as it is.
+    const other = new Error('connection lost');
+    const uow2 = new UnitOfWork(fakeDataSource(() => other).ds);
+    await expect(uow2.write(w('a', 1))).rejects.toBe(other);
+  });
+
+  it('write() runs at once in a transaction (or on its own outside any unit), and run()/statement() are refused inside a batch', async () => {
+    const { ds, log } = fakeDataSource();
+    const uow = new UnitOfWork(ds);
+    await uow.run(async () => {
+      await uow.batch(async () => uow.write(w('a', 1)));
+      log.push('after the write');
+    });
+    await uow.write(w('b', 2));
+    expect(log).toEqual([
+      'BEGIN',
+      'tx: WITH a AS (INSERT INTO t VALUES ($1) RETURNING 1)\nSELECT 0 AS ok [1]',
+      'after the write',
+      'COMMIT',
+      'pool: WITH b AS (INSERT INTO t VALUES ($1) RETURNING 1)\nSELECT 0 AS ok [2]',
+    ]);
+    await expect(uow.batch(() => uow.run(async () => undefined))).rejects.toThrow('cannot start inside UnitOfWork.batch()');
+    await expect(uow.batch(() => uow.statement(async () => undefined))).rejects.toThrow('cannot run inside a batch');
   });
 });

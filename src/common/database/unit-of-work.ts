@@ -1,12 +1,50 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { SqlCte } from './sql';
 
 interface TxContext {
   manager: EntityManager;
   afterCommit: Array<() => void | Promise<void>>;
   /** A single autocommitted statement (`statement()`), not a transaction. */
   single: boolean;
+  /** A batch (`batch()`): its writes, run as one statement when it ends. */
+  writes?: BatchWrite[];
+}
+
+/**
+ * A write that can be one of several in a single statement (`UnitOfWork.write`): CTE definitions
+ * (`name AS (...)`, comma-separated, parameters numbered from `$${offset + 1}`; names unique in
+ * the statement), and optionally a condition over them that must hold once they ran (SQL, no
+ * parameters). If it does not, the statement is aborted (none of its writes is kept) and the
+ * error `fail()` gives is thrown (it may read the database to describe the conflict).
+ */
+export interface BatchWrite {
+  ctes: SqlCte;
+  expect?: string;
+  /** Its `expect` is checked before those of the writes without (whose failure it then decides). */
+  checkFirst?: boolean;
+  fail?: () => Error | Promise<Error>;
+}
+
+/** SQLSTATE raised by `uow_abort(reason)` (migration UnitOfWorkAbort): a BatchWrite's `expect` failed. */
+export const UOW_ABORT_SQLSTATE = 'UW001';
+
+/** The SQL of one statement running `writes` (see BatchWrite) and its parameters. */
+export function batchStatement(writes: BatchWrite[]): { sql: string; params: unknown[] } {
+  const params: unknown[] = [];
+  const ctes: string[] = [];
+  const checks: string[] = [];
+  let firsts = 0;
+  writes.forEach((w, i) => {
+    ctes.push(w.ctes.sql(params.length));
+    params.push(...w.ctes.params);
+    // The function is VOLATILE: called only in the branch whose condition failed, never folded.
+    const check = `WHEN NOT (${w.expect}) THEN uow_abort('${i}')`;
+    if (w.expect) checks.splice(w.checkFirst ? firsts++ : checks.length, 0, check);
+  });
+  const result = checks.length ? `CASE ${checks.join(' ')} ELSE 0 END` : '0';
+  return { sql: `WITH ${ctes.join(',\n')}\nSELECT ${result} AS ok`, params };
 }
 
 /**
@@ -28,14 +66,62 @@ export class UnitOfWork {
 
   get inTransaction(): boolean {
     const ctx = this.als.getStore();
-    return ctx !== undefined && !ctx.single;
+    return ctx !== undefined && !ctx.single && !ctx.writes;
+  }
+
+  /**
+   * Runs `fn` as a batch: its writes (`write()`) are held and run together as ONE statement when
+   * it returns, with no BEGIN and COMMIT round trips (a statement is atomic on its own); if `fn`
+   * throws, nothing is written. Statements `fn` runs through `manager` are not part of it: they
+   * run on their own, before the batch's statement, so inside a batch they are reads. `run()` and
+   * `statement()` are refused inside a batch. A batch joins an ambient batch; inside a
+   * transaction its writes run at once, in the transaction. After-commit hooks registered in it
+   * run once its statement has committed.
+   */
+  async batch<T>(fn: () => Promise<T>): Promise<T> {
+    const existing = this.als.getStore();
+    if (existing) return fn();
+    const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], single: true, writes: [] };
+    const result = await this.als.run(ctx, fn);
+    const writes = ctx.writes!;
+    ctx.writes = [];
+    if (writes.length > 0) await this.execute(this.dataSource.manager, writes);
+    await this.runAfterCommit(ctx);
+    return result;
+  }
+
+  /**
+   * Writes as ONE statement: held for the closing statement inside a batch, else run now (in the
+   * ambient transaction or statement if there is one, otherwise on its own).
+   */
+  async write(...writes: BatchWrite[]): Promise<void> {
+    if (writes.length === 0) return;
+    const ctx = this.als.getStore();
+    if (ctx?.writes) {
+      ctx.writes.push(...writes);
+      return;
+    }
+    await this.execute(this.manager, writes);
+  }
+
+  private async execute(manager: EntityManager, writes: BatchWrite[]): Promise<void> {
+    const { sql, params } = batchStatement(writes);
+    try {
+      await manager.query(sql, params);
+    } catch (err) {
+      // TypeORM wraps the driver's error (QueryFailedError.driverError).
+      const cause = ((err as { driverError?: unknown }).driverError ?? err) as { code?: string; message?: string };
+      if (cause?.code !== UOW_ABORT_SQLSTATE) throw err;
+      const failed = writes[Number(cause.message)];
+      throw failed?.fail ? await failed.fail() : new Error(`a batched write's condition failed (${failed?.expect ?? cause.message})`);
+    }
   }
 
   /** Runs `fn` in a transaction (joining the ambient one if any); after-commit hooks run once it commits. */
   async run<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
     const existing = this.als.getStore();
     if (existing && !existing.single) return fn(existing.manager);
-    if (existing) throw new Error('a transaction cannot start inside UnitOfWork.statement()');
+    if (existing) throw new Error(`a transaction cannot start inside UnitOfWork.${existing.writes ? 'batch' : 'statement'}()`);
     const ctx: TxContext = { manager: undefined as unknown as EntityManager, afterCommit: [], single: false };
     const result = await this.dataSource.transaction(async (manager) => {
       ctx.manager = manager;
@@ -54,6 +140,7 @@ export class UnitOfWork {
    */
   async statement<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
     const existing = this.als.getStore();
+    if (existing?.writes) throw new Error('UnitOfWork.statement() cannot run inside a batch: use write()');
     if (existing) return fn(existing.manager);
     const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], single: true };
     const result = await this.als.run(ctx, () => fn(ctx.manager));

@@ -7,6 +7,7 @@ import { AuditTrail } from './domain/audit-trail';
 import { AuditTypeormReader } from './infrastructure/audit.typeorm-reader';
 import { AuditTypeormTrail } from './infrastructure/audit.typeorm-trail';
 import { RequestAuditHook } from './infrastructure/request-audit.hook';
+import { RequestAuditWriter } from '../../common/audit/request-audit-writer';
 
 /**
  * The tamper-evident audit trail (CONTRACT section 10). Global: any module may inject the
@@ -20,9 +21,10 @@ import { RequestAuditHook } from './infrastructure/request-audit.hook';
     { provide: AuditTrail, useClass: AuditTypeormTrail },
     { provide: AuditReader, useClass: AuditTypeormReader },
     RequestAuditHook,
+    { provide: RequestAuditWriter, useExisting: RequestAuditHook },
     ListAuditRecordsHandler,
     VerifyAuditChainHandler,
   ],
-  exports: [AuditTrail],
+  exports: [AuditTrail, RequestAuditWriter],
 })
 export class AuditModule {}

@@ -1,4 +1,5 @@
 import type { StoredRunEvent } from '../../events/domain/run-event';
+import type { BatchWrite } from '../../../common/database/unit-of-work';
 import { NewAuditRecord } from './audit-record';
 
 /**
@@ -19,6 +20,11 @@ export abstract class AuditTrail {
    * unredacted data, as `runEventToAuditRecord` describes them.
    */
   abstract enqueue(records: NewAuditRecord[]): Promise<void>;
+  /**
+   * `enqueue` as a write for the caller's own statement (`UnitOfWork.write`), e.g. with the
+   * change it records; call it inside the unit of work that runs the write.
+   */
+  abstract enqueueWrite(records: NewAuditRecord[]): BatchWrite;
   /** Chains every queued record now (of one tenant, or of all). */
   abstract flush(tenantId?: string): Promise<void>;
 }

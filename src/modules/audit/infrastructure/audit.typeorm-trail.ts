@@ -1,7 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DbPriority } from '../../../common/database/db-priority';
 import { EntityManager } from 'typeorm';
-import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { newId } from '../../../common/ids/ids';
 import type { RunEventType } from '../../events/domain/run-event';
 import { AuditRecord, auditHash, GENESIS_HASH, jsonSafe, NewAuditRecord } from '../domain/audit-record';
@@ -100,15 +100,24 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
 
   async enqueue(records: NewAuditRecord[]): Promise<void> {
     if (records.length === 0) return;
-    const sql = `INSERT INTO audit_outbox (tenant_id, record)
-       SELECT t, r FROM unnest($1::text[], $2::jsonb[]) WITH ORDINALITY AS u(t, r, n) ORDER BY n`;
-    const params = [
-      records.map((r) => r.tenantId),
-      records.map((r) => JSON.stringify({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} })),
-    ];
     // One statement: inside the caller's transaction when there is one, else on its own (autocommit).
-    await this.uow.manager.query(sql, params);
+    await this.uow.write(this.enqueueWrite(records));
+  }
+
+  enqueueWrite(records: NewAuditRecord[]): BatchWrite {
     this.uow.afterCommit(() => this.kickSoon());
+    return {
+      ctes: {
+        params: [
+          records.map((r) => r.tenantId),
+          records.map((r) => JSON.stringify({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} })),
+        ],
+        sql: (o) => `audit_enqueue AS (
+          INSERT INTO audit_outbox (tenant_id, record)
+          SELECT t, r FROM unnest($${o + 1}::text[], $${o + 2}::jsonb[]) WITH ORDINALITY AS u(t, r, n) ORDER BY n
+        )`,
+      },
+    };
   }
 
   async flush(tenantId?: string): Promise<void> {

@@ -6,7 +6,10 @@ import type { AuthedRequest } from '../../../common/auth/auth.decorators';
 import type { Principal } from '../../../common/auth/principal';
 import { GetRunOwnerQuery } from '../../events/application/get-run-owner.query';
 import { describeRequest, isAuditedRequest, needsRunSessionLookup, notedAuditSession } from '../application/describe-request';
+import { NewAuditRecord } from '../domain/audit-record';
 import { AuditTrail } from '../domain/audit-trail';
+import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
+import type { BatchWrite } from '../../../common/database/unit-of-work';
 
 /**
  * Records every state-changing request (POST/PUT/PATCH/DELETE on `/v1/*`) in the audit trail,
@@ -24,19 +27,27 @@ import { AuditTrail } from '../domain/audit-trail';
  * that fails is logged but does not turn an already committed change into an error response.
  * Requests that fail authentication (no principal, hence no tenant) are not recorded.
  *
+ * A successful idempotent POST writes its record with the change instead (`writeFor`, called by
+ * IdempotentExecutor inside the statement that stores the response): the same record, one round
+ * trip fewer, and never lost to a crash after the commit. The hook then skips that request.
+ *
  * Session: from the route, the response body (`session_id`) or what the handler noted
  * (`noteAuditSession`); a request on a run that names none of these (an error, a replay) looks
  * the run's session up as the caller, so filtering the trail by session finds it.
  */
 @Injectable()
-export class RequestAuditHook implements OnModuleInit {
+export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit {
   private readonly logger = new Logger('Audit');
+  /** Requests whose record their operation's statement already wrote (`writeFor`). */
+  private readonly done = new WeakSet<object>();
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly trail: AuditTrail,
     private readonly queries: QueryBus,
-  ) {}
+  ) {
+    super();
+  }
 
   onModuleInit(): void {
     const adapter = this.adapterHost.httpAdapter;
@@ -48,26 +59,41 @@ export class RequestAuditHook implements OnModuleInit {
     });
   }
 
+  writeFor(req: FastifyRequest, status: number, body: string | null): BatchWrite | null {
+    const principal = (req as AuthedRequest).principal;
+    if (!principal || !isAuditedRequest(req.method, req.url)) return null;
+    const record = this.describe(req as AuthedRequest, principal, status, parseJson(body), false);
+    return needsRunSessionLookup(record) ? null : this.trail.enqueueWrite([record]);
+  }
+
+  recorded(req: FastifyRequest): void {
+    this.done.add(req);
+  }
+
+  private describe(req: AuthedRequest, principal: Principal, status: number, response: unknown, replayed: boolean): NewAuditRecord {
+    const header = req.headers['idempotency-key'];
+    return describeRequest({
+      principal,
+      method: req.method,
+      url: req.url,
+      route: req.routeOptions?.url ?? null,
+      params: (req.params ?? {}) as Record<string, string>,
+      query: (req.query ?? {}) as Record<string, unknown>,
+      body: isJsonRequest(req) ? req.body : null,
+      requestId: String(req.id),
+      idempotencyKey: typeof header === 'string' ? header : null,
+      status,
+      response,
+      replayed,
+      sessionId: notedAuditSession(req),
+    });
+  }
+
   private async record(req: AuthedRequest, reply: FastifyReply, payload: unknown): Promise<void> {
     const principal = req.principal;
-    if (!principal || !isAuditedRequest(req.method, req.url)) return;
+    if (!principal || this.done.has(req) || !isAuditedRequest(req.method, req.url)) return;
     try {
-      const header = req.headers['idempotency-key'];
-      const record = describeRequest({
-        principal,
-        method: req.method,
-        url: req.url,
-        route: req.routeOptions?.url ?? null,
-        params: (req.params ?? {}) as Record<string, string>,
-        query: (req.query ?? {}) as Record<string, unknown>,
-        body: isJsonRequest(req) ? req.body : null,
-        requestId: String(req.id),
-        idempotencyKey: typeof header === 'string' ? header : null,
-        status: reply.statusCode,
-        response: parseJson(payload),
-        replayed: reply.getHeader('idempotent-replayed') === 'true',
-        sessionId: notedAuditSession(req),
-      });
+      const record = this.describe(req, principal, reply.statusCode, parseJson(payload), reply.getHeader('idempotent-replayed') === 'true');
       if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
       await this.trail.enqueue([record]);
     } catch (err) {

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
+import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Principal } from '../../../common/auth/principal';
 import { AppConfig } from '../../../common/config/app-config';
-import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { toErrorResponse } from '../../../common/errors/error-envelope';
 import { fingerprintOf, isStorableError, isValidIdempotencyKey, scopeOf } from '../domain/fingerprint';
@@ -31,6 +32,15 @@ export interface IdempotencyOptions {
   required?: boolean;
   /** Fingerprint of a non-JSON request (multipart: file bytes and fields); default: the JSON body. */
   fingerprint?: string;
+  /**
+   * The operation writes only with `UnitOfWork.write` (no `run()` or `statement()`) and answers a
+   * final response (never a DeferredOutcome): it runs as a batch, and with a fresh key its writes,
+   * the key's record and the request's audit record are ONE statement (no claim, no BEGIN/COMMIT
+   * round trips); a key that is taken, or an operation that fails, goes the usual way (claim,
+   * then replay or run again). Otherwise it runs in a transaction, which the stored response and
+   * the audit record close with one statement.
+   */
+  batch?: boolean;
 }
 
 type Req = FastifyRequest & { principal?: Principal };
@@ -48,6 +58,7 @@ export class IdempotentExecutor {
     private readonly store: IdempotencyStore,
     private readonly uow: UnitOfWork,
     private readonly config: AppConfig,
+    @Optional() private readonly audit?: RequestAuditWriter,
   ) {}
 
   async execute(req: Req, reply: FastifyReply, options: IdempotencyOptions, op: () => Promise<HttpOutcome | DeferredOutcome>): Promise<void> {
@@ -55,7 +66,7 @@ export class IdempotentExecutor {
     const key = Array.isArray(header) ? header[0] : header;
     if (key === undefined || key === '') {
       if (options.required) throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
-      const outcome = await this.uow.run(op);
+      const outcome = await this.unit(req, options, op, () => null);
       const final = isDeferred(outcome) ? await this.finalizeSafely(outcome) : outcome;
       return this.send(reply, this.toStored(final), false);
     }
@@ -73,6 +84,21 @@ export class IdempotentExecutor {
     };
     const fingerprint = options.fingerprint ?? fingerprintOf(req.body);
     const ttlMs = this.config.idempotencyTtlHours * 3_600_000;
+    if (options.batch) {
+      // A fresh key (the usual case): the operation's writes, the key's record (completed at once,
+      // never in progress) and the audit record are ONE statement; no claim round trip.
+      try {
+        const outcome = await this.unit(req, options, op, (out) => {
+          if (isDeferred(out)) throw new Error('a batched operation cannot answer a provisional response');
+          return this.store.insertCompleted(scope, fingerprint, this.toStored(out), ttlMs);
+        });
+        return this.send(reply, this.toStored(outcome), false);
+      } catch {
+        // Nothing was written. The key is taken (a retry: replay, conflict or in progress), or the
+        // operation failed, and then what its key already holds decides (a replay wins over a new
+        // error): both go the usual way below, which claims the key first.
+      }
+    }
     const claim = await this.store.claim(scope, fingerprint, CLAIM_LOCK_MS, ttlMs);
     switch (claim.kind) {
       case 'replay':
@@ -90,12 +116,11 @@ export class IdempotentExecutor {
 
     let outcome: HttpOutcome | DeferredOutcome;
     try {
-      outcome = await this.uow.run(async () => {
-        const out = await op();
-        if (isDeferred(out)) await this.store.complete(claim.recordId, this.toStored(out), 'committed', out.holdMs);
-        else await this.store.complete(claim.recordId, this.toStored(out), 'completed');
-        return out;
-      });
+      outcome = await this.unit(req, options, op, (out) =>
+        isDeferred(out)
+          ? this.store.completion(claim.recordId, this.toStored(out), 'committed', out.holdMs)
+          : this.store.completion(claim.recordId, this.toStored(out), 'completed'),
+      );
     } catch (err) {
       const res = toErrorResponse(err, String(req.id));
       const e = res.body.error;
@@ -111,6 +136,37 @@ export class IdempotentExecutor {
     const stored = this.toStored(final);
     await this.store.complete(claim.recordId, stored, 'completed').catch(() => undefined);
     return this.send(reply, stored, false);
+  }
+
+  /**
+   * Runs `op` as one unit of work (a batch or a transaction, see `IdempotencyOptions.batch`) that
+   * ends with ONE statement holding `closing(outcome)` (the stored response) and the request's
+   * audit record (a final response only: a provisional one is recorded when it is sent).
+   */
+  private async unit(
+    req: Req,
+    options: IdempotencyOptions,
+    op: () => Promise<HttpOutcome | DeferredOutcome>,
+    closing: (out: HttpOutcome | DeferredOutcome) => BatchWrite | null,
+  ): Promise<HttpOutcome | DeferredOutcome> {
+    let audited = false;
+    const body = async () => {
+      const out = await op();
+      const writes: BatchWrite[] = [];
+      const stored = closing(out);
+      if (stored) writes.push(stored);
+      if (!isDeferred(out) && this.audit) {
+        const r = this.toStored(out);
+        const record = this.audit.writeFor(req, r.status, r.body);
+        if (record) writes.push(record);
+        audited = record !== null;
+      }
+      await this.uow.write(...writes);
+      return out;
+    };
+    const outcome = options.batch ? await this.uow.batch(body) : await this.uow.run(body);
+    if (audited) this.audit!.recorded(req);
+    return outcome;
   }
 
   private async finalizeSafely(outcome: DeferredOutcome): Promise<HttpOutcome> {

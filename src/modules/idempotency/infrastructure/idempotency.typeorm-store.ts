@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { queryRows } from '../../../common/database/sql';
-import { UnitOfWork } from '../../../common/database/unit-of-work';
-import { ClaimResult, IdempotencyScope, IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
+import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
+import { ClaimResult, IdempotencyKeyTaken, IdempotencyScope, IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
 
 interface RecordRow {
   id: string;
@@ -69,13 +69,38 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
   }
 
   async complete(recordId: string, r: StoredResponse, state: 'completed' | 'committed', lockMs = 0): Promise<void> {
-    await this.uow.manager.query(
-      `UPDATE idempotency_records
-          SET state = $2, response_status = $3, response_body = $4, response_headers = $5::jsonb,
-              locked_until = now() + ($6 || ' milliseconds')::interval
-        WHERE id = $1`,
-      [recordId, state, r.status, r.body, JSON.stringify(r.headers), String(lockMs)],
-    );
+    await this.uow.write(this.completion(recordId, r, state, lockMs));
+  }
+
+  insertCompleted(s: IdempotencyScope, fingerprint: string, r: StoredResponse, ttlMs: number): BatchWrite {
+    return {
+      ctes: {
+        params: [s.tenantId, s.subjectId, s.scope, s.key, fingerprint, r.status, r.body, JSON.stringify(r.headers), String(ttlMs)],
+        sql: (o) => `idem_insert AS (
+          INSERT INTO idempotency_records (tenant_id, subject_id, scope, idem_key, fingerprint, state, response_status, response_body, response_headers, locked_until, expires_at)
+          VALUES ($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, 'completed', $${o + 6}, $${o + 7}, $${o + 8}::jsonb, now(), now() + ($${o + 9} || ' milliseconds')::interval)
+          ON CONFLICT (tenant_id, subject_id, scope, idem_key) DO NOTHING
+          RETURNING id
+        )`,
+      },
+      expect: 'EXISTS (SELECT 1 FROM idem_insert)',
+      checkFirst: true,
+      fail: () => new IdempotencyKeyTaken(),
+    };
+  }
+
+  completion(recordId: string, r: StoredResponse, state: 'completed' | 'committed', lockMs = 0): BatchWrite {
+    return {
+      ctes: {
+        params: [recordId, state, r.status, r.body, JSON.stringify(r.headers), String(lockMs)],
+        sql: (o) => `idem_complete AS (
+          UPDATE idempotency_records
+             SET state = $${o + 2}, response_status = $${o + 3}, response_body = $${o + 4}, response_headers = $${o + 5}::jsonb,
+                 locked_until = now() + ($${o + 6} || ' milliseconds')::interval
+           WHERE id = $${o + 1}
+        )`,
+      },
+    };
   }
 
   async release(recordId: string): Promise<void> {

@@ -61,7 +61,9 @@ export class RunsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ) {
-    await this.idempotent.execute(req, reply, { required: true }, async () => {
+    // The input message, the run, the stored response and the audit record: one statement (a sync
+    // run's response is provisional until it settles: a transaction, then the final response).
+    await this.idempotent.execute(req, reply, { required: true, batch: dto.mode !== 'sync' }, async () => {
       const run = await this.commands.execute(
         new CreateRunCommand(principal, sessionId, {
           content: dto.input.content as ContentPart[],

@@ -1,4 +1,6 @@
 import { SqlCte } from '../../../common/database/sql';
+import type { BatchWrite } from '../../../common/database/unit-of-work';
+import type { SessionRowChange } from '../../sessions/domain/message';
 import { SortOrder } from '../../../common/http/pagination';
 import { Run, RunProps } from './run.aggregate';
 
@@ -19,11 +21,13 @@ export interface SaveOptions {
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
 export abstract class RunRepository {
   /**
-   * Inserts a new run of a session and points the session's `active_run_id` at its first active
-   * run (the one already active, else this one), stamping `last_active_at`, in one statement.
-   * Answers the run that was active before (null when none).
+   * A new run as writes (`UnitOfWork.write`): `run` inserts its row; `session` changes the row of
+   * its session with the message append of the run's input (MessageRepository.appendWrite, the
+   * same statement): `active_run_id` stays on the run already active, else becomes this one, and
+   * `last_active_at` is `now`. Both read the session row as locked, never an older snapshot. With
+   * `reject`, a session that has an active run takes neither: 409 `session_busy`.
    */
-  abstract insertInSession(run: Run, now: Date): Promise<string | null>;
+  abstract insertWrites(run: Run, options: { now: Date; reject: boolean }): { run: BatchWrite; session: SessionRowChange };
   /**
    * Conditional on `run.expectedVersion` (ConcurrencyConflict otherwise), with the recorded events
    * appended: one statement (it joins the ambient transaction, if any). `also`: more writes of that statement

@@ -1,8 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { joinCtes, queryRows, SqlCte } from '../../../common/database/sql';
 import { EntitySql } from '../../../common/database/entity-sql';
-import { UnitOfWork } from '../../../common/database/unit-of-work';
-import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
+import { SessionRowChange } from '../../sessions/domain/message';
+import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventStore, EventStreamOwner, NewRunEvent } from '../../events/domain/run-event';
 import { Run } from '../domain/run.aggregate';
@@ -56,25 +57,26 @@ export class RunTypeormRepository extends RunRepository {
     return this.uow.manager.getRepository(RunOrmEntity);
   }
 
-  async insertInSession(run: Run, now: Date): Promise<string | null> {
-    const events = run.pullEvents();
-    const { sql, params } = this.entitySql.insert('runs', runToRow(run) as Partial<RunOrmEntity>);
-    const n = params.length;
-    // The SELECT of `prev` reads the statement's snapshot, which does not hold the new row.
-    const active = await this.uow.run(async (m) => {
-      const rows = await queryRows<{ active: string | null }>(
-        m,
-        `WITH ins AS (${sql}),
-         prev AS (${firstActiveRunSql(`$${n + 1}`)}),
-         upd AS (UPDATE sessions SET active_run_id = COALESCE((SELECT id FROM prev), $${n + 2}), last_active_at = $${n + 3} WHERE id = $${n + 1})
-         SELECT (SELECT id FROM prev) AS active`,
-        [...params, run.owner.sessionId, run.id, now],
-      );
-      await this.appendEvents(run.owner, events);
-      return rows[0]?.active ?? null;
-    });
-    run.markSaved();
-    return active;
+  insertWrites(run: Run, options: { now: Date; reject: boolean }): { run: BatchWrite; session: SessionRowChange } {
+    if (run.unsavedEvents.length > 0) throw new Error('a new run has no events to write');
+    const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
+    const sessionId = run.owner.sessionId;
+    this.uow.afterCommit(() => run.markSaved());
+    return {
+      run: { ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } },
+      session: {
+        // Old values of the locked row: the run that is active stays so, else this one is.
+        params: [run.id, options.now, options.reject],
+        set: (o) => `active_run_id = COALESCE(active_run_id, $${o + 1}), last_active_at = $${o + 2}`,
+        where: (o) => `($${o + 3}::boolean IS NOT TRUE OR active_run_id IS NULL)`,
+        fail: async () => {
+          if (!options.reject) return null;
+          const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1`, [sessionId]);
+          const active = rows[0]?.active_run_id ?? null;
+          return active === null ? null : new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
+        },
+      },
+    };
   }
 
   async save(run: Run, options: SaveOptions = {}): Promise<void> {

@@ -34,7 +34,8 @@ export class SessionsController {
   @ApiCreatedResponse({ type: SessionResponseDto })
   @ApiErrors('invalid_request', 'agent_not_found', 'idempotency_conflict', 'idempotency_in_progress')
   async create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateSessionRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
-    await this.idempotent.execute(req, reply, {}, async () => {
+    // The insert, the stored response and the audit record: one statement.
+    await this.idempotent.execute(req, reply, { batch: true }, async () => {
       const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, title: dto.title, metadata: dto.metadata }));
       return { status: 201, body: toSessionResponse(s) };
     });

@@ -1,6 +1,7 @@
 import { SortOrder } from '../../../common/http/pagination';
 import { SqlCte } from '../../../common/database/sql';
-import { MessageProps, MessageStatus, MessageWrite, NewMessage } from './message';
+import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange } from './message';
+import type { BatchWrite } from '../../../common/database/unit-of-work';
 import { ContentPart } from '../../agents/domain/model-provider';
 
 /**
@@ -10,6 +11,12 @@ import { ContentPart } from '../../agents/domain/model-provider';
  */
 export abstract class MessageRepository {
   abstract append(message: NewMessage, options?: { expectedRevision?: number; now?: Date }): Promise<MessageProps>;
+  /**
+   * `append` as a write (`UnitOfWork.write`) that may share its statement with others, with
+   * `session`'s changes to the session row; it fails (and with it the statement) as `append`
+   * does, or when `session.where` does not hold.
+   */
+  abstract appendWrite(message: NewMessage, options: { expectedRevision?: number; now: Date; session?: SessionRowChange }): BatchWrite;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
   /**
    * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { queryRows, SqlCte } from '../../../common/database/sql';
-import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
 import { ContentPart } from '../../agents/domain/model-provider';
-import { MessageProps, MessageStatus, MessageWrite, NewMessage } from '../domain/message';
+import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange } from '../domain/message';
 import { MessageRepository } from '../domain/message.repository';
 import { sessionNotFound } from '../domain/session.errors';
 
@@ -49,12 +49,13 @@ function appendParams(m: NewMessage, now: Date): unknown[] {
 
 /**
  * A message append as two CTEs (parameters `appendParams` from `$${o + 1}`): `msg_slot` takes the
- * session's next message slot and bumps its revision, if `condition` holds; `msg_insert` inserts
- * the message there, returning its `sequence`. No slot, no row.
+ * session's next message slot and bumps its revision (and makes the assignments `set`, if any),
+ * if `condition` holds; `msg_insert` inserts the message there, returning its `sequence`. No
+ * slot, no row.
  */
-function appendCtes(o: number, condition: string): string {
+function appendCtes(o: number, condition: string, set?: string): string {
   return `msg_slot AS (
-      UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $${o + 2}
+      UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $${o + 2}${set ? `, ${set}` : ''}
        WHERE id = $${o + 1} AND ${condition} RETURNING message_seq
     ),
     msg_insert AS (
@@ -92,17 +93,42 @@ export class MessageTypeormRepository extends MessageRepository {
       `WITH ${appendCtes(0, `($${r}::int IS NULL OR revision = $${r})`)} SELECT sequence FROM msg_insert`,
       [...params, options.expectedRevision ?? null],
     );
-    if (inserted.length === 0) {
-      const cur: Array<{ revision: number }> = await this.uow.manager.query(`SELECT revision FROM sessions WHERE id = $1`, [m.sessionId]);
-      if (cur.length === 0) throw sessionNotFound(m.sessionId);
-      throw new DomainError('session_conflict', `the session is at revision ${cur[0].revision}, not ${options.expectedRevision}`, {
-        session_id: m.sessionId,
-        current_revision: cur[0].revision,
-        expected_revision: options.expectedRevision,
-      });
-    }
+    if (inserted.length === 0) throw await this.appendFailure(m.sessionId, options.expectedRevision);
     const sequence = Number(inserted[0].sequence);
     return { ...m, sequence, createdAt: now, updatedAt: now };
+  }
+
+  appendWrite(m: NewMessage, options: { expectedRevision?: number; now: Date; session?: SessionRowChange }): BatchWrite {
+    const params = [...appendParams(m, options.now), options.expectedRevision ?? null];
+    const r = params.length;
+    const extra = options.session;
+    return {
+      ctes: {
+        params: [...params, ...(extra?.params ?? [])],
+        sql: (o) => {
+          const rev = `$${o + r}`;
+          const condition = `(${rev}::int IS NULL OR revision = ${rev})${extra?.where ? ` AND ${extra.where(o + r)}` : ''}`;
+          return appendCtes(o, condition, extra?.set(o + r));
+        },
+      },
+      expect: 'EXISTS (SELECT 1 FROM msg_insert)',
+      fail: () => this.appendFailure(m.sessionId, options.expectedRevision, extra),
+    };
+  }
+
+  /** Why an append took no slot: no session, a stale revision, or the caller's own condition. */
+  private async appendFailure(sessionId: string, expectedRevision: number | undefined, extra?: SessionRowChange): Promise<Error> {
+    const cur: Array<{ revision: number }> = await this.uow.manager.query(`SELECT revision FROM sessions WHERE id = $1`, [sessionId]);
+    if (cur.length === 0) return sessionNotFound(sessionId);
+    if (expectedRevision === undefined || cur[0].revision === expectedRevision) {
+      const own = await extra?.fail?.();
+      if (own) return own;
+    }
+    return new DomainError('session_conflict', `the session is at revision ${cur[0].revision}, not ${expectedRevision}`, {
+      session_id: sessionId,
+      current_revision: cur[0].revision,
+      expected_revision: expectedRevision,
+    });
   }
 
   async update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void> {

@@ -22,9 +22,10 @@ export class SessionTypeormRepository extends SessionRepository {
     return this.uow.manager.getRepository(SessionOrmEntity);
   }
 
+  /** One write (`UnitOfWork.write`): joins the caller's batch or transaction. */
   async insert(session: Session): Promise<void> {
-    const { sql, params } = this.sql.insert('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
-    await this.uow.manager.query(sql, params);
+    const { sql, params } = this.sql.insertCte('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
+    await this.uow.write({ ctes: { params, sql: (o) => `session_insert AS (${sql(o)})` } });
   }
 
   async save(session: Session): Promise<void> {

@@ -16,7 +16,7 @@ import { RunSignals } from '../../run-signals';
 import { CreateRunCommand } from './create-run.command';
 
 /**
- * Commits the user message and the queued run in ONE transaction (the session row is locked by
+ * Commits the user message and the queued run in ONE statement (the session row is locked by
  * the message append, which serialises concurrent creates on a session). Never executes the
  * run: the worker does, after commit.
  */
@@ -48,42 +48,41 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     const now = new Date();
 
     const runId = newId('run');
-    const run = await this.uow.run(async () => {
-      const userMessage = await this.messages.append(
+    const userMessageId = newId('msg');
+    const run = Run.create({
+      id: runId,
+      tenantId: session.tenantId,
+      subjectId: session.subjectId,
+      sessionId,
+      agent: { id: pinned.id, version: pinned.version },
+      model,
+      userMessageId,
+      limits,
+      metadata: input.metadata ?? {},
+      now,
+      queueTtlMs: this.config.runQueueTtlMs,
+    });
+    // ONE statement (a batch; inside the POST's, it also stores the response and the audit
+    // record): the input message appended (the session row locked, its revision checked), the
+    // run inserted, the session's active run set. A failed check writes none of it.
+    await this.uow.batch(async () => {
+      const inserted = this.runs.insertWrites(run, { now, reject: input.concurrency === 'reject' });
+      const message = this.messages.appendWrite(
         {
-          id: newId('msg'),
+          id: userMessageId,
           tenantId: session.tenantId,
           subjectId: session.subjectId,
           sessionId,
-          runId, // the messages->runs foreign key is deferred: the run row follows in this transaction
+          runId, // the messages->runs foreign key is deferred: checked at the end of the statement
           role: 'user',
           status: 'completed',
           content: input.content,
           metadata: {},
         },
-        { expectedRevision: input.expectedRevision, now },
+        { expectedRevision: input.expectedRevision, now, session: inserted.session },
       );
-      const created = Run.create({
-        id: runId,
-        tenantId: session.tenantId,
-        subjectId: session.subjectId,
-        sessionId,
-        agent: { id: pinned.id, version: pinned.version },
-        model,
-        userMessageId: userMessage.id,
-        limits,
-        metadata: input.metadata ?? {},
-        now,
-        queueTtlMs: this.config.runQueueTtlMs,
-      });
-      // One statement: the run row, and the session's active run (the one before it, else this one).
-      const active = await this.runs.insertInSession(created, now);
-      if (active && input.concurrency === 'reject') {
-        // Rolls the transaction back: neither the message nor the run is kept.
-        throw new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
-      }
+      await this.uow.write(message, inserted.run);
       this.uow.afterCommit(() => this.signals.workAvailable());
-      return created;
     });
     return run.snapshot();
   }

@@ -30,7 +30,8 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
       metadata: input.metadata ?? {},
       now: new Date(),
     });
-    await this.uow.run(() => this.repo.insert(session));
+    // One write: inside the POST's batch it shares the statement that stores the response.
+    await this.uow.batch(() => this.repo.insert(session));
     return session.snapshot();
   }
 }
