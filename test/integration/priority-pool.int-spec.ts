@@ -125,6 +125,25 @@ describe('PriorityPool', () => {
     expect(order).toEqual(['int', 'query']);
   });
 
+  it('with backgroundSliceUs, a background query answers through a slice (same rows, same errors, its context kept); 0 wraps nothing', async () => {
+    const p = pool({ max: 1, backgroundSliceUs: 500 } as PoolConfig);
+    const c = await p.connect();
+    expect(Object.getOwnPropertySymbols(c).map(String)).toContain('Symbol(backgroundSliced)');
+    const four = await DbPriority.run('background', async () => {
+      const r = await c.query('SELECT 4 AS four');
+      expect(DbPriority.current()).toBe('background');
+      return r.rows[0].four;
+    });
+    expect(four).toBe(4);
+    await expect(DbPriority.run('background', () => c.query('SELECT nope'))).rejects.toThrow(/column "nope" does not exist/);
+    expect((await c.query('SELECT 5 AS five')).rows[0].five).toBe(5);
+    c.release();
+    const plain = pool({ max: 1, backgroundSliceUs: 0 } as PoolConfig);
+    const pc = await plain.connect();
+    expect(Object.getOwnPropertySymbols(pc).map(String)).not.toContain('Symbol(backgroundSliced)');
+    pc.release();
+  });
+
   it('lowers a context once and never raises it', () => {
     DbPriority.run('run-start', () => {
       DbPriority.lower('interactive');

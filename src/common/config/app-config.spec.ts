@@ -42,6 +42,7 @@ describe('loadConfig', () => {
         openaiModel: null,
         workerEnabled: true,
         dbPoolSize: 20,
+        backgroundSliceUs: 500,
       });
     });
 
@@ -150,6 +151,8 @@ describe('loadConfig', () => {
     ['BODY_MAX_BYTES', '1023'],
     ['IDEMPOTENCY_TTL_HOURS', '0'],
     ['DB_POOL_SIZE', '1000'],
+    ['BACKGROUND_SLICE_US', '-1'],
+    ['BACKGROUND_SLICE_US', '100001'],
   ])('rejects %s=%s', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);

@@ -43,6 +43,8 @@ export class AppConfig {
   nodeId!: string;
   dbPoolSize!: number;
   dbQueryTimeoutMs!: number;
+  /** Background work's share of each turn of the event loop while requests wait (BackgroundSlices); 0: none. */
+  backgroundSliceUs!: number;
   /** Server timeouts against slow clients (none of them cuts an SSE stream whose keep-alives flow). */
   httpHeadersTimeoutMs!: number;
   httpRequestTimeoutMs!: number;
@@ -143,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.nodeId = str('NODE_ID', `${hostname()}:${process.pid}`);
   c.dbPoolSize = int('DB_POOL_SIZE', 20, 1, 200);
   c.dbQueryTimeoutMs = int('DB_QUERY_TIMEOUT_MS', 15_000, 100, 3_600_000);
+  c.backgroundSliceUs = int('BACKGROUND_SLICE_US', 500, 0, 100_000);
   c.httpHeadersTimeoutMs = int('HTTP_HEADERS_TIMEOUT_MS', 15_000, 100, 600_000);
   c.httpRequestTimeoutMs = int('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
   c.httpConnectionTimeoutMs = int('HTTP_CONNECTION_TIMEOUT_MS', 75_000, 100, 3_600_000);

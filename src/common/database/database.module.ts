@@ -72,7 +72,7 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
 }
 
 /** Builds TypeORM options for a URL; shared by the app and the migration CLI. */
-export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs = 15_000, options: { preparedStatements?: boolean } = {}) {
+export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs = 15_000, options: { preparedStatements?: boolean; backgroundSliceUs?: number } = {}) {
   return {
     type: 'postgres' as const,
     url,
@@ -92,6 +92,8 @@ export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs 
       query_timeout: queryTimeoutMs,
       idleTimeoutMillis: 30000,
       application_name: 'agent-api',
+      // PriorityPool: background work's query results reach it in bounded slices of the event loop.
+      backgroundSliceUs: options.backgroundSliceUs ?? 0,
       // Real PostgreSQL only (see PreparedStatementsClient): statements parsed once per connection.
       ...(options.preparedStatements ? { Client: PreparedStatementsClient } : {}),
     },
@@ -105,7 +107,10 @@ export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs 
       inject: [AppConfig, DATABASE_TARGET],
       extraProviders: [],
       useFactory: (config: AppConfig, target: DatabaseTarget) => ({
-        ...dataSourceOptions(target.url, config.dbPoolSize, config.dbQueryTimeoutMs, { preparedStatements: target.kind === 'postgres' }),
+        ...dataSourceOptions(target.url, config.dbPoolSize, config.dbQueryTimeoutMs, {
+          preparedStatements: target.kind === 'postgres',
+          backgroundSliceUs: config.backgroundSliceUs,
+        }),
         autoLoadEntities: true,
         // Fail fast at start-up rather than retrying for minutes.
         retryAttempts: 3,

@@ -1,8 +1,17 @@
 import * as pg from 'pg';
+import { BackgroundSlices } from './background-slices';
 import { DB_PRIORITY_RANK, DbPriority } from './db-priority';
 
 type Release = (err?: Error | boolean) => void;
 type ConnectCallback = (err: Error | undefined, client?: pg.PoolClient, release?: Release) => void;
+
+/** PriorityPool's own option next to pg's: see BackgroundSlices (0: background results are not deferred). */
+export interface PriorityPoolConfig extends pg.PoolConfig {
+  backgroundSliceUs?: number;
+}
+
+/** Marks a client whose `query` already defers background results. */
+const SLICED = Symbol('backgroundSliced');
 
 interface Waiter {
   callback: ConnectCallback;
@@ -18,17 +27,24 @@ interface Waiter {
  * It gates `connect()` in front of pg-pool: at most `max` checkouts pass through, so pg-pool's own
  * queue stays empty and the order is decided here. A waiter gives up after
  * `connectionTimeoutMillis` with pg-pool's error, as before.
+ *
+ * The same order holds for the CPU: the result of a query made at `background` level reaches its
+ * caller through BackgroundSlices (after the requests ready in the same turn of the event loop,
+ * a bounded slice of background work per turn), unless `backgroundSliceUs` is 0.
  */
 export class PriorityPool extends pg.Pool {
   private checkedOut = 0;
   private readonly waiting: Waiter[][] = [[], [], []];
   private readonly limit: number;
   private readonly waitTimeoutMs: number;
+  private readonly slices: BackgroundSlices | null;
 
-  constructor(config?: pg.PoolConfig) {
+  constructor(config?: PriorityPoolConfig) {
     super(config);
     this.limit = config?.max ?? 10;
     this.waitTimeoutMs = config?.connectionTimeoutMillis ?? 0;
+    const sliceUs = config?.backgroundSliceUs ?? 0;
+    this.slices = sliceUs > 0 ? new BackgroundSlices(sliceUs / 1000) : null;
   }
 
   /** Callers waiting here for a connection, per level (interactive, run-start, background). */
@@ -85,8 +101,22 @@ export class PriorityPool extends pg.Pool {
       };
       // pg-pool sets client.release per checkout; callers use either it or the callback's third argument.
       client.release = done;
+      this.sliceBackgroundResults(client);
       callback(undefined, client, done);
     });
+  }
+
+  /** Once per client: a promise-returning query made at `background` level settles within a slice. */
+  private sliceBackgroundResults(client: pg.PoolClient): void {
+    const slices = this.slices;
+    const marked = client as pg.PoolClient & { [SLICED]?: true };
+    if (!slices || marked[SLICED]) return;
+    marked[SLICED] = true;
+    const query = client.query as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = function (this: pg.PoolClient, ...args: unknown[]) {
+      const result = query.apply(this, args);
+      return DbPriority.current() === 'background' && result instanceof Promise ? slices.settle(result) : result;
+    };
   }
 
   /** A connection came back: the highest-priority waiter gets the slot. */
