@@ -300,6 +300,18 @@ describe('RunRepository', () => {
       expect(after.active_run_id).toBe(firstInput.run_id);
     });
 
+    it('lockSessionOf tells an ending run whether another run of its session is active', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const first = queuedRun(session);
+      await submit(first);
+      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false });
+      const second = queuedRun(session);
+      await submit(second);
+      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: true });
+      await uow.manager.query(`UPDATE runs SET status = 'cancelled' WHERE id = $1`, [second.id]);
+      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false });
+    });
+
     it('moves the session to its next active run when a run ends (RunPersistence), and to none after the last', async () => {
       const session = await createSession(t, KEYS.memberA1);
       const first = queuedRun(session);

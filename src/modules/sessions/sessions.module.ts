@@ -18,6 +18,7 @@ import { SessionRepository } from './domain/session.repository';
 import { MessageTypeormRepository } from './infrastructure/message.typeorm-repository';
 import { SessionOrmEntity } from './infrastructure/session.orm-entity';
 import { SessionTypeormRepository } from './infrastructure/session.typeorm-repository';
+import { KnownSessions } from './application/known-sessions';
 
 @Module({
   imports: [TypeOrmModule.forFeature([SessionOrmEntity]), AgentsModule, EventsModule],
@@ -34,7 +35,8 @@ import { SessionTypeormRepository } from './infrastructure/session.typeorm-repos
     ListMessagesHandler,
     GetMessageHandler,
     ExistingSessionsHandler,
+    KnownSessions,
   ],
-  exports: [SessionRepository, MessageRepository],
+  exports: [SessionRepository, MessageRepository, KnownSessions],
 })
 export class SessionsModule {}

@@ -10,8 +10,8 @@ import { RunSignals } from './run-signals';
 
 /**
  * Saves a run (row + events) and keeps the session's `active_run_id` / `last_active_at` true in
- * the same transaction; after commit, wakes the worker when a run ended (the next queued run
- * of the session may start).
+ * the same transaction; after commit, wakes the worker when a run ended and its session has
+ * another run waiting (that one may start now).
  */
 @Injectable()
 export class RunPersistence {
@@ -51,7 +51,7 @@ export class RunPersistence {
     }
     await this.uow.run(async () => {
       // Lock order everywhere: session row, then run row, then event counters.
-      if (endedNow) await this.sessions.lock(run.owner.sessionId);
+      const others = endedNow ? await this.runs.lockSessionOf(run) : null;
       if (inTx) await inTx();
       // An ending run moves the session to its next active run in its own save statement (the
       // session is locked above, so that statement's snapshot is recent enough), except when a
@@ -65,7 +65,8 @@ export class RunPersistence {
           const next = await this.runs.findActiveInSession(run.owner.sessionId);
           await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         }
-        this.uow.afterCommit(() => this.signals.workAvailable());
+        // The session's next run may start now: wake the worker (it also polls).
+        if (others?.othersActive) this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });
   }

@@ -41,6 +41,13 @@ export abstract class RunRepository {
    * statement cannot update a row twice).
    */
   abstract save(run: Run, options?: SaveOptions): Promise<void>;
+  /**
+   * Locks the session row of a run that is ending (the lock order everywhere: session, then run)
+   * and answers whether another run of the session is active. That answer is read from the
+   * statement's snapshot, which may predate a run committed while the lock was awaited (the
+   * caller uses it only to wake the worker early; the worker polls anyway).
+   */
+  abstract lockSessionOf(run: Run): Promise<{ othersActive: boolean }>;
   abstract findById(id: string): Promise<Run | null>;
   /** Read-only (no aggregate): the run and its last event sequence in one statement, for GET. */
   abstract findView(id: string): Promise<RunReadView | null>;

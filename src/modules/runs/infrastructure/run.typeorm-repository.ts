@@ -133,6 +133,15 @@ export class RunTypeormRepository extends RunRepository {
     };
   }
 
+  async lockSessionOf(run: Run): Promise<{ othersActive: boolean }> {
+    const rows = await queryRows<{ others: boolean }>(
+      this.uow.manager,
+      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others FROM sessions WHERE id = $1 FOR UPDATE`,
+      [run.owner.sessionId, run.id],
+    );
+    return { othersActive: rows[0]?.others === true };
+  }
+
   async findById(id: string): Promise<Run | null> {
     const rows: Array<Record<string, unknown>> = await this.uow.manager.query(`SELECT ${this.selectList()} FROM runs WHERE id = $1`, [id]);
     return rows.length ? runToDomain(this.entitySql.hydrate(rows[0])) : null;

@@ -133,9 +133,10 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
     const p = withLogContext({ runId: claimed.id }, () => DbPriority.run('run-start', () => this.executor.execute(claimed)))
       .catch((err) => this.logger.error(`executor crashed on ${claimed.id}: ${(err as Error).message}`))
       .finally(() => {
-        this.active--;
+        // Every slot was taken: the claim loop sleeps until one frees. (A run that ends wakes it
+        // itself when its session has another run waiting: RunPersistence.)
+        if (this.active-- >= this.config.workerConcurrency) this.nudge();
         this.executing.delete(p);
-        this.nudge();
       });
     this.executing.add(p);
   }

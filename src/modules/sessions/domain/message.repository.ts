@@ -9,6 +9,15 @@ import { ContentPart } from '../../agents/domain/model-provider';
  * session row, takes the next `sequence`, increments the session's `revision` by one and
  * inserts the message. With `expectedRevision` a stale revision is 409 `session_conflict`.
  */
+export interface AppendWriteOptions {
+  expectedRevision?: number;
+  now: Date;
+  /** More changes to the session row (one statement cannot update it twice). */
+  session?: SessionRowChange;
+  /** An archived session takes no message: 409 `session_archived` (a run's input). */
+  refuseArchived?: boolean;
+}
+
 export abstract class MessageRepository {
   abstract append(message: NewMessage, options?: { expectedRevision?: number; now?: Date }): Promise<MessageProps>;
   /**
@@ -16,7 +25,7 @@ export abstract class MessageRepository {
    * `session`'s changes to the session row; it fails (and with it the statement) as `append`
    * does, or when `session.where` does not hold.
    */
-  abstract appendWrite(message: NewMessage, options: { expectedRevision?: number; now: Date; session?: SessionRowChange }): BatchWrite;
+  abstract appendWrite(message: NewMessage, options: AppendWriteOptions): BatchWrite;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
   /**
    * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned

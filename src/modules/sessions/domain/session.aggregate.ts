@@ -1,3 +1,4 @@
+import { sessionArchived } from './session.errors';
 import { DomainError } from '../../../common/errors/domain-error';
 
 export type SessionStatus = 'active' | 'archived';
@@ -158,7 +159,7 @@ export class Session {
   /** New runs need an active session. */
   assertAcceptsRuns(): void {
     if (this.props.status === 'archived') {
-      throw new DomainError('session_archived', 'the session is archived and accepts no new runs', { session_id: this.props.id });
+      throw sessionArchived(this.props.id);
     }
   }
 

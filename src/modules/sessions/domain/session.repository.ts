@@ -12,8 +12,6 @@ export abstract class SessionRepository {
   abstract existing(ids: string[]): Promise<string[]>;
   /** Returns whether a row was deleted. */
   abstract delete(id: string): Promise<boolean>;
-  /** Row-locks the session inside the ambient transaction (lock order: session, then run, then event counters). */
-  abstract lock(sessionId: string): Promise<void>;
   /** Sets `active_run_id` and, when `activity` is given, `last_active_at` (runs accepted, executed, cancelled). */
   abstract setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void>;
   abstract list(

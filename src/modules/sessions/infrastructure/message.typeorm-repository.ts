@@ -5,8 +5,8 @@ import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
 import { ContentPart } from '../../agents/domain/model-provider';
 import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange } from '../domain/message';
-import { MessageRepository } from '../domain/message.repository';
-import { sessionNotFound } from '../domain/session.errors';
+import { AppendWriteOptions, MessageRepository } from '../domain/message.repository';
+import { sessionArchived, sessionNotFound } from '../domain/session.errors';
 
 interface MessageRow {
   id: string;
@@ -98,7 +98,7 @@ export class MessageTypeormRepository extends MessageRepository {
     return { ...m, sequence, createdAt: now, updatedAt: now };
   }
 
-  appendWrite(m: NewMessage, options: { expectedRevision?: number; now: Date; session?: SessionRowChange }): BatchWrite {
+  appendWrite(m: NewMessage, options: AppendWriteOptions): BatchWrite {
     const params = [...appendParams(m, options.now), options.expectedRevision ?? null];
     const r = params.length;
     const extra = options.session;
@@ -107,19 +107,21 @@ export class MessageTypeormRepository extends MessageRepository {
         params: [...params, ...(extra?.params ?? [])],
         sql: (o) => {
           const rev = `$${o + r}`;
-          const condition = `(${rev}::int IS NULL OR revision = ${rev})${extra?.where ? ` AND ${extra.where(o + r)}` : ''}`;
+          const archived = options.refuseArchived ? ` AND status <> 'archived'` : '';
+          const condition = `(${rev}::int IS NULL OR revision = ${rev})${archived}${extra?.where ? ` AND ${extra.where(o + r)}` : ''}`;
           return appendCtes(o, condition, extra?.set(o + r));
         },
       },
       expect: 'EXISTS (SELECT 1 FROM msg_insert)',
-      fail: () => this.appendFailure(m.sessionId, options.expectedRevision, extra),
+      fail: () => this.appendFailure(m.sessionId, options.expectedRevision, extra, options.refuseArchived),
     };
   }
 
-  /** Why an append took no slot: no session, a stale revision, or the caller's own condition. */
-  private async appendFailure(sessionId: string, expectedRevision: number | undefined, extra?: SessionRowChange): Promise<Error> {
-    const cur: Array<{ revision: number }> = await this.uow.manager.query(`SELECT revision FROM sessions WHERE id = $1`, [sessionId]);
+  /** Why an append took no slot: no session, an archived one, a stale revision, or the caller's own condition. */
+  private async appendFailure(sessionId: string, expectedRevision: number | undefined, extra?: SessionRowChange, refuseArchived = false): Promise<Error> {
+    const cur: Array<{ revision: number; status: string }> = await this.uow.manager.query(`SELECT revision, status FROM sessions WHERE id = $1`, [sessionId]);
     if (cur.length === 0) return sessionNotFound(sessionId);
+    if (refuseArchived && cur[0].status === 'archived') return sessionArchived(sessionId);
     if (expectedRevision === undefined || cur[0].revision === expectedRevision) {
       const own = await extra?.fail?.();
       if (own) return own;

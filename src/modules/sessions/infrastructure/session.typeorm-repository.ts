@@ -58,10 +58,6 @@ export class SessionTypeormRepository extends SessionRepository {
     return (result.affected ?? 0) > 0;
   }
 
-  async lock(sessionId: string): Promise<void> {
-    await this.uow.manager.query(`SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
-  }
-
   async setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void> {
     await this.uow.manager.query(
       `UPDATE sessions SET active_run_id = $2, last_active_at = COALESCE($3, last_active_at) WHERE id = $1`,

@@ -8,8 +8,7 @@ import { AgentCatalog } from '../../../../agents/domain/agent-definition';
 import { unknownModel } from '../../../../agents/domain/model-provider';
 import { AttachmentReferenceCheck } from '../../../domain/attachment-reference-check';
 import { MessageRepository } from '../../../../sessions/domain/message.repository';
-import { SessionRepository } from '../../../../sessions/domain/session.repository';
-import { loadOwnedSession } from '../../../../sessions/application/load-owned-session';
+import { KnownSessions } from '../../../../sessions/application/known-sessions';
 import { DEFAULT_LIMITS, Run } from '../../../domain/run.aggregate';
 import { RunRepository } from '../../../domain/run.repository';
 import { RunSignals } from '../../run-signals';
@@ -24,7 +23,7 @@ import { CreateRunCommand } from './create-run.command';
 export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly sessions: SessionRepository,
+    private readonly known: KnownSessions,
     private readonly messages: MessageRepository,
     private readonly runs: RunRepository,
     private readonly agents: AgentCatalog,
@@ -34,9 +33,12 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
   ) {}
 
   async execute({ principal, sessionId, input }: CreateRunCommand) {
-    const session = await loadOwnedSession(this.sessions, principal, sessionId);
-    session.assertAcceptsRuns();
-    const pinned = session.snapshot().agent;
+    // The session's owner and pinned agent, remembered when this node created or read it (no
+    // read then); whether it still exists, is not archived and is at the expected revision is
+    // checked by the statement below, which locks its row.
+    const { facts: session, loaded } = await this.known.owned(principal, sessionId);
+    loaded?.assertAcceptsRuns();
+    const pinned = session.agent;
     const model = input.model ?? pinned.model;
     if (input.model !== undefined && !this.agents.knownModels().includes(input.model)) throw unknownModel(input.model);
     const refs = input.content.filter((p) => p.type === 'attachment_ref').map((p) => (p as { attachment_id: string }).attachment_id);
@@ -79,7 +81,7 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
           content: input.content,
           metadata: {},
         },
-        { expectedRevision: input.expectedRevision, now, session: inserted.session },
+        { expectedRevision: input.expectedRevision, now, session: inserted.session, refuseArchived: true },
       );
       await this.uow.write(message, inserted.run);
       this.uow.afterCommit(() => this.signals.workAvailable());

@@ -7,6 +7,7 @@ import { AgentCatalog } from '../../../../agents/domain/agent-definition';
 import { Session } from '../../../domain/session.aggregate';
 import { SessionRepository } from '../../../domain/session.repository';
 import { CreateSessionCommand } from './create-session.command';
+import { KnownSessions } from '../../known-sessions';
 
 @CommandHandler(CreateSessionCommand)
 export class CreateSessionHandler implements ICommandHandler<CreateSessionCommand> {
@@ -15,6 +16,7 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
     private readonly agents: AgentCatalog,
     private readonly config: AppConfig,
     private readonly uow: UnitOfWork,
+    private readonly known: KnownSessions,
   ) {}
 
   async execute({ principal, input }: CreateSessionCommand) {
@@ -31,7 +33,10 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
       now: new Date(),
     });
     // One write: inside the POST's batch it shares the statement that stores the response.
-    await this.uow.batch(() => this.repo.insert(session));
+    await this.uow.batch(async () => {
+      await this.repo.insert(session);
+      this.uow.afterCommit(() => this.known.remember(session));
+    });
     return session.snapshot();
   }
 }
