@@ -22,7 +22,8 @@ export abstract class AuditTrail {
   abstract enqueue(records: NewAuditRecord[]): Promise<void>;
   /**
    * `enqueue` as a write for the caller's own statement (`UnitOfWork.write`), e.g. with the
-   * change it records; call it inside the unit of work that runs the write.
+   * change it records. Call it inside the unit of work (batch or transaction) that runs the
+   * write: its commit starts the chaining.
    */
   abstract enqueueWrite(records: NewAuditRecord[]): BatchWrite;
   /** Chains every queued record now (of one tenant, or of all). */

@@ -101,11 +101,17 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   async enqueue(records: NewAuditRecord[]): Promise<void> {
     if (records.length === 0) return;
     // One statement: inside the caller's transaction when there is one, else on its own (autocommit).
-    await this.uow.write(this.enqueueWrite(records));
+    await this.uow.write(this.outboxInsert(records));
+    this.uow.afterCommit(() => this.kickSoon());
   }
 
   enqueueWrite(records: NewAuditRecord[]): BatchWrite {
+    // Called inside the unit of work that runs the write: chaining starts once it commits.
     this.uow.afterCommit(() => this.kickSoon());
+    return this.outboxInsert(records);
+  }
+
+  private outboxInsert(records: NewAuditRecord[]): BatchWrite {
     return {
       ctes: {
         params: [
