@@ -9,7 +9,7 @@ import { ApiErrors } from '../../../common/errors/error.dto';
 import { Metrics } from '../../../common/metrics/metrics';
 import { GetSessionQuery } from '../../sessions/application/queries/get-session/get-session.query';
 import { GetRunOwnerQuery } from '../application/get-run-owner.query';
-import { StreamHub, StreamKind, Subscription } from '../application/stream-hub';
+import { HUB_FIRST_PAGE_SIZE, Prefetched, Reservation, StreamHub, StreamKind, Subscription } from '../application/stream-hub';
 import { ToolVisibilityResolver } from '../application/tool-visibility';
 import { projectEvent } from '../domain/event-projector';
 import { EventStreams, EventStreamState } from '../domain/event-streams';
@@ -137,8 +137,22 @@ export class EventsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const owner = await this.queries.execute(new GetRunOwnerQuery(principal, id));
-    await this.serve('run', owner.runId, owner.finished, principal, q, req, reply, owner.stream);
+    const cursor = wantsEventStream(req.headers.accept) ? sseCursorOf(req, q) : undefined;
+    if (cursor === undefined) {
+      const owner = await this.queries.execute(new GetRunOwnerQuery(principal, id));
+      return this.serve('run', owner.runId, owner.finished, principal, q, req, reply, owner.stream);
+    }
+    // SSE: the stream is followed from now on, and its first page read while the run's owner is
+    // checked (two statements at once: the first frame is one round trip nearer). Nothing of it
+    // is sent unless the caller may see the run.
+    const reservation = this.hub.reserve('run', id);
+    try {
+      const [owner, events] = await Promise.all([this.queries.execute(new GetRunOwnerQuery(principal, id)), this.store.readRun(id, cursor, HUB_FIRST_PAGE_SIZE)]);
+      const first = { reservation, prefetched: { events, complete: events.length < HUB_FIRST_PAGE_SIZE } };
+      await this.serve('run', owner.runId, owner.finished, principal, q, req, reply, owner.stream, first);
+    } finally {
+      reservation.release();
+    }
   }
 
   @Get('sessions/:id/events')
@@ -170,6 +184,8 @@ export class EventsController {
     reply: FastifyReply,
     /** The stream's counters when the caller already read them (run streams). */
     known?: EventStreamState,
+    /** SSE: the subscriber's first page, read after the stream was reserved (StreamHub.subscribe). */
+    first?: { reservation: Reservation; prefetched: Prefetched },
   ): Promise<void> {
     const wantsSse = wantsEventStream(req.headers.accept);
     const header = req.headers['last-event-id'];
@@ -241,9 +257,16 @@ export class EventsController {
         for (let i = 0; i < c.n; i++) this.metrics?.recordDeliveryLag(events[i].occurredAt);
         if (kind === 'run' && events[c.n - 1].type === 'run.finished') conn.end();
       },
-    });
+    }, first);
     if (conn.isClosed) sub.close();
   }
+}
+
+/** The cursor of an SSE request (Last-Event-ID, else `after`), or undefined when it is not a valid one. */
+function sseCursorOf(req: FastifyRequest, q: EventsQueryDto): number | undefined {
+  const header = req.headers['last-event-id'];
+  const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : q.after;
+  return raw === undefined || raw === '' ? 0 : CURSOR_RE.test(raw) ? Number(raw) : undefined;
 }
 
 /** A stream cursor: a non-negative integer (absent: 0). Anything else is 400 `invalid_cursor`. */

@@ -266,3 +266,77 @@ describe('StreamHub with RecentEvents (this node\'s commits)', () => {
     expect(store.reads).toBeGreaterThan(reads);
   });
 });
+
+describe('StreamHub: a first page read by the caller after reserving the stream', () => {
+  function setupReserved() {
+    const store = new FakeStore();
+    const notifier = new FakeNotifier();
+    const recent = new RecentEvents();
+    const hub = new StreamHub(store, notifier, recent);
+    hub.onModuleInit();
+    const got: number[] = [];
+    const sink = { deliver: (events: StoredRunEvent[]) => got.push(...events.map((e) => e.sequence)) };
+    /** What the caller reads: the events after `cursor`, at most `limit`. */
+    const read = (cursor: number, limit = HUB_FIRST_PAGE_SIZE) => {
+      const events = store.rows.filter((r) => r.sequence > cursor).slice(0, limit);
+      return { events, complete: events.length < limit };
+    };
+    return { store, notifier, recent, hub, got, sink, read };
+  }
+
+  it('delivers the page at once and reads nothing more when nothing was committed since', async () => {
+    const { store, hub, got, sink, read } = setupReserved();
+    store.add(4);
+    const reservation = hub.reserve('run', 'run_1');
+    const prefetched = read(1);
+    hub.subscribe('run', 'run_1', 1, sink, { reservation, prefetched });
+    expect(got).toEqual([2, 3, 4]); // synchronously, before any read of the hub's
+    await flush();
+    expect(store.reads).toBe(0);
+  });
+
+  it('misses nothing committed after the page was read and before the subscription (announced meanwhile)', async () => {
+    const { store, notifier, hub, got, sink, read } = setupReserved();
+    store.add(2);
+    const reservation = hub.reserve('run', 'run_1');
+    const prefetched = read(0);
+    store.add(2); // another node commits 3 and 4 while the request is still checking the owner
+    notifier.fire(4);
+    await flush();
+    expect(got).toEqual([]);
+    hub.subscribe('run', 'run_1', 0, sink, { reservation, prefetched });
+    await flush();
+    await flush();
+    expect(got).toEqual([1, 2, 3, 4]);
+    // And live events after that, as usual.
+    store.add(1);
+    notifier.fire(5);
+    await flush();
+    expect(got).toEqual(range(1, 5));
+  });
+
+  it('goes on reading from where a full page stopped', async () => {
+    const { store, hub, got, sink, read } = setupReserved();
+    store.add(HUB_FIRST_PAGE_SIZE + 5);
+    const reservation = hub.reserve('run', 'run_1');
+    hub.subscribe('run', 'run_1', 0, sink, { reservation, prefetched: read(0) });
+    for (let i = 0; i < 5; i++) await flush();
+    expect(got).toEqual(range(1, HUB_FIRST_PAGE_SIZE + 5));
+  });
+
+  it('keeps a reserved stream until it is released or subscribed, and forgets it after', async () => {
+    const { hub, sink, read } = setupReserved();
+    const r = hub.reserve('run', 'run_1');
+    expect(hub.stats().streams).toBe(1);
+    r.release();
+    r.release(); // twice is once
+    expect(hub.stats().streams).toBe(0);
+    const r2 = hub.reserve('run', 'run_1');
+    const sub = hub.subscribe('run', 'run_1', 0, sink, { reservation: r2, prefetched: read(0) });
+    expect(hub.stats()).toEqual({ streams: 1, subscribers: 1 });
+    r2.release(); // the caller's finally: already released by subscribe
+    expect(hub.stats()).toEqual({ streams: 1, subscribers: 1 });
+    sub.close();
+    expect(hub.stats().streams).toBe(0);
+  });
+});

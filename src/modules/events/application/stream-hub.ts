@@ -14,6 +14,21 @@ export interface Subscription {
   close(): void;
 }
 
+/** A stream followed ahead of a subscription (`reserve`): released by `subscribe` or `release`. */
+export interface Reservation {
+  release(): void;
+}
+
+/**
+ * A subscriber's first page, read by the caller AFTER it reserved the stream: the events after
+ * its cursor, in order, as one read returned them; `complete` when that read reached the end
+ * (it returned fewer rows than it asked for).
+ */
+export interface Prefetched {
+  events: StoredRunEvent[];
+  complete: boolean;
+}
+
 interface Subscriber {
   sink: StreamSink;
   /** The last position delivered (sequence for runs, session_sequence for sessions). */
@@ -35,6 +50,8 @@ interface Stream {
   running: boolean;
   dirty: boolean;
   retryTimer: NodeJS.Timeout | null;
+  /** Open reservations: the stream is kept (and followed) while it has no subscriber yet. */
+  reserved: number;
 }
 
 export const HUB_PAGE_SIZE = 500;
@@ -107,29 +124,69 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
     return { streams: this.streams.size, subscribers };
   }
 
-  /** Delivers every event after `cursor`, then live ones, until closed. */
-  subscribe(kind: StreamKind, id: string, cursor: number, sink: StreamSink): Subscription {
+  private streamOf(kind: StreamKind, id: string): Stream {
     const key = `${kind}:${id}`;
     let stream = this.streams.get(key);
     if (!stream) {
-      stream = { key, kind, id, subscribers: new Set(), head: -1, announced: 0, forceDb: false, running: false, dirty: false, retryTimer: null };
+      stream = { key, kind, id, subscribers: new Set(), head: -1, announced: 0, forceDb: false, running: false, dirty: false, retryTimer: null, reserved: 0 };
       this.streams.set(key, stream);
       this.recent?.watch(kind, id);
     }
+    return stream;
+  }
+
+  /** Forgets a stream nobody subscribes to or reserves any more. */
+  private dropIfUnused(s: Stream): void {
+    if (s.subscribers.size > 0 || s.reserved > 0 || this.streams.get(s.key) !== s) return;
+    if (s.retryTimer) clearTimeout(s.retryTimer);
+    this.streams.delete(s.key);
+    this.recent?.unwatch(s.kind, s.id);
+  }
+
+  /**
+   * Follows a stream before subscribing to it: from now on, what is committed to it is tracked
+   * (notifications, this node's commits), so a first page the caller reads AFTER this call can be
+   * handed to `subscribe` (`prefetched`) without a read of the hub's own, and nothing committed
+   * after that page's read is missed.
+   */
+  reserve(kind: StreamKind, id: string): Reservation {
+    const s = this.streamOf(kind, id);
+    s.reserved++;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        s.reserved--;
+        this.dropIfUnused(s);
+      },
+    };
+  }
+
+  /**
+   * Delivers every event after `cursor`, then live ones, until closed. With `prefetched` (read
+   * after `reservation` was taken, which this releases), its events are delivered at once and
+   * the hub reads only what may have been committed after them.
+   */
+  subscribe(kind: StreamKind, id: string, cursor: number, sink: StreamSink, first?: { reservation: Reservation; prefetched: Prefetched }): Subscription {
+    const s = this.streamOf(kind, id);
     const sub: Subscriber = { sink, cursor, closed: false };
-    stream.subscribers.add(sub);
-    const s = stream;
+    s.subscribers.add(sub);
+    if (first) {
+      const page = first.prefetched.events.filter((e) => positionOf(kind, e) > cursor);
+      this.deliver(s, sub, page);
+      // A new stream whose first read this was: its head is where that read ended; what was
+      // committed after it has been tracked since the reservation (announced).
+      if (s.head < 0 && first.prefetched.complete) s.head = sub.cursor;
+      first.reservation.release();
+    }
     this.pump(s);
     return {
       close: () => {
         if (sub.closed) return;
         sub.closed = true;
         s.subscribers.delete(sub);
-        if (s.subscribers.size === 0 && this.streams.get(key) === s) {
-          if (s.retryTimer) clearTimeout(s.retryTimer);
-          this.streams.delete(key);
-          this.recent?.unwatch(kind, id);
-        }
+        this.dropIfUnused(s);
       },
     };
   }
