@@ -172,6 +172,10 @@ export class SseConnection {
       connection: 'keep-alive',
       ...headers,
     });
+    // Headers, the retry frame and whatever the opener writes in the same tick (a first page of
+    // events) leave in one write.
+    this.raw.cork();
+    process.nextTick(() => this.raw.uncork());
     this.raw.flushHeaders();
     this.send({ retry: retryMs });
     this.timer = setInterval(() => this.send({ comment: 'keep-alive' }), this.options.keepaliveMs);

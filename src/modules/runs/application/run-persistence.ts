@@ -41,9 +41,14 @@ export class RunPersistence {
 
   private async write(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
     const endedNow = run.isTerminal;
+    // An ending run moves the session to its next active run in its save statement (the session is
+    // locked by an earlier statement of the transaction below, so that statement's snapshot is
+    // recent enough): in the update of the session row a message append makes anyway (a statement
+    // cannot update a row twice), else in a CTE of its own.
+    const settleAt = endedNow && run.hasChanges ? new Date() : undefined;
     // A message rides on the save statement; an append locks the session row before the run row.
-    const also = message ? this.messages.guardedWrite(message) : undefined;
     const lockSession = message?.kind === 'append';
+    const also = message ? this.messages.guardedWrite(message, lockSession && settleAt ? this.runs.settleChange(run, settleAt) : undefined) : undefined;
     if (!endedNow && !inTx) {
       // One statement: no transaction needed.
       await this.runs.save(run, { also, lockSession });
@@ -53,15 +58,11 @@ export class RunPersistence {
       // Lock order everywhere: session row, then run row, then event counters.
       const others = endedNow ? await this.runs.lockSessionOf(run) : null;
       if (inTx) await inTx();
-      // An ending run moves the session to its next active run in its own save statement (the
-      // session is locked above, so that statement's snapshot is recent enough), except when a
-      // message append of the same statement updates the session row too.
-      const settle = endedNow && run.hasChanges && !lockSession ? new Date() : undefined;
-      await this.runs.save(run, { also, lockSession, settleSession: settle });
+      await this.runs.save(run, { also, lockSession, settleSession: lockSession ? undefined : settleAt });
       if (endedNow) {
         // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
         if (run.endedAwaitingApproval) await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
-        if (!settle) {
+        if (!settleAt) {
           const next = await this.runs.findActiveInSession(run.owner.sessionId);
           await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         }

@@ -29,6 +29,12 @@ export abstract class RunRepository {
    */
   abstract insertWrites(run: Run, options: { now: Date; reject: boolean }): { run: BatchWrite; session: SessionRowChange };
   /**
+   * `settleSession` as assignments to the session row, for a message append of the ending run's
+   * save (MessageRepository.guardedWrite), which updates that row anyway. Same rule: the caller
+   * holds the session row lock from an earlier statement of its transaction.
+   */
+  abstract settleChange(run: Run, now: Date): SessionRowChange;
+  /**
    * Conditional on `run.expectedVersion` (ConcurrencyConflict otherwise), with the recorded events
    * appended: one statement (it joins the ambient transaction, if any). `also`: more writes of that statement
    * (CTEs that write only when the run's versioned UPDATE, the CTE `guard`, returned a row).

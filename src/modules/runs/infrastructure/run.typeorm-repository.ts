@@ -123,13 +123,17 @@ export class RunTypeormRepository extends RunRepository {
 
   /** The session's next active run (this one is ending), written only when `guard` returned a row. */
   private settleSessionCte(run: Run, now: Date): SqlCte {
+    const change = this.settleChange(run, now);
+    return {
+      params: [...change.params, run.owner.sessionId],
+      sql: (o) => `settle AS (UPDATE sessions SET ${change.set(o)} WHERE id = $${o + 4} AND EXISTS (SELECT 1 FROM guard))`,
+    };
+  }
+
+  settleChange(run: Run, now: Date): SessionRowChange {
     return {
       params: [run.owner.sessionId, run.id, now],
-      sql: (o) =>
-        `settle AS (
-           UPDATE sessions SET last_active_at = $${o + 3}, active_run_id = (${firstActiveRunSql(`$${o + 1}`, `$${o + 2}`)})
-            WHERE id = $${o + 1} AND EXISTS (SELECT 1 FROM guard)
-         )`,
+      set: (o) => `last_active_at = $${o + 3}, active_run_id = (${firstActiveRunSql(`$${o + 1}::text`, `$${o + 2}::text`)})`,
     };
   }
 

@@ -9,7 +9,7 @@ import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, Mo
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
 import { stripNul } from '../../../common/text/nul';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
-import { MessageWrite } from '../../sessions/domain/message';
+import { MessageStatus, MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
@@ -22,6 +22,8 @@ import { DeltaBuffer } from './delta-buffer';
 const MAX_TOOL_ATTEMPTS = 3;
 /** An idempotent tool that answers within this commits its tool.started with its outcome. */
 const FAST_TOOL_MS = 20;
+/** A model turn that completes within this writes its message (and message.started) with its completion. */
+const MESSAGE_START_DELAY_MS = 50;
 const MAX_ATTACHMENTS_IN_CONTEXT = 10;
 const ATTACHMENT_TEXT_BYTES = 32 * 1024;
 
@@ -145,8 +147,8 @@ export class RunExecutor {
       if (run.status === 'waiting_for_approval' || run.status === 'waiting_for_tool') return 'waiting';
 
       if (run.status === 'queued') {
-        // Not saved on its own: run.started commits with the next step's first write (one
-        // transaction fewer per run); a conflict there reloads the run as usual.
+        // Not saved here: run.started commits with the next step's first write (a model turn
+        // writes it at once, on its own); a conflict there reloads the run as usual.
         run.start(new Date());
         continue;
       }
@@ -206,151 +208,171 @@ export class RunExecutor {
   private async modelTurn(run: Run, ctx: ExecContext, deadline: number): Promise<boolean> {
     const snap = run.snapshot();
     const agent = this.agents.get(snap.agent.id, snap.agent.version);
+    // A client waits for run.started: it is committed at once, on its own.
+    if (run.unsavedEvents.some((e) => e.type === 'run.started') && !(await this.save(run, ctx))) return false;
     const messageId = newId('msg');
     run.beginStep();
     run.setStreamingMessage(messageId);
     run.record('message.started', { message_id: messageId, role: 'assistant' });
-    const started = await this.save(run, ctx, {
-      kind: 'append',
-      message: {
-        id: messageId,
-        tenantId: snap.tenantId,
-        subjectId: snap.subjectId,
-        sessionId: snap.sessionId,
-        runId: snap.id,
-        role: 'assistant',
-        status: 'streaming',
-        content: [],
-        metadata: {},
-      },
-    });
-    if (!started) return false;
+    // The turn's message row (and message.started, and the step) are written with the turn's first
+    // write: its completion when the model answers within MESSAGE_START_DELAY_MS (one statement
+    // fewer per turn), else then, or with its first deltas if they come sooner. Until then a crash
+    // leaves nothing of the turn, which is redone; afterwards the row is there for a take-over
+    // to close. Writes of the turn are serialised behind that first one.
+    let messageSaved = false;
+    let startWrite: Promise<boolean> | null = null;
+    const persist = async (status: MessageStatus, content: ContentPart[]): Promise<boolean> => {
+      const write: MessageWrite = messageSaved
+        ? { kind: 'update', id: messageId, changes: status === 'streaming' ? { content } : { status, content } }
+        : {
+            kind: 'append',
+            message: { id: messageId, tenantId: snap.tenantId, subjectId: snap.subjectId, sessionId: snap.sessionId, runId: snap.id, role: 'assistant', status, content, metadata: {} },
+          };
+      const saved = await this.save(run, ctx, write);
+      if (saved) messageSaved = true;
+      return saved;
+    };
+    const writeMessage = async (status: MessageStatus, content: ContentPart[]): Promise<boolean> => {
+      if (startWrite && !(await startWrite)) return false;
+      return persist(status, content);
+    };
+    const startTimer = setTimeout(() => {
+      if (messageSaved) return;
+      startWrite = persist('streaming', []);
+      startWrite.catch(() => undefined); // awaited (and rethrown) by the turn's next write
+    }, MESSAGE_START_DELAY_MS);
 
-    // The model sees the session's history up to this run's own input plus what this run added;
-    // input of runs queued behind it is not part of its context.
-    const history = await this.messages.history(snap.sessionId);
-    const inputSeq = history.find((m) => m.id === snap.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
-    const modelMessages: ModelMessage[] = history
-      .filter((m) => m.sequence <= inputSeq || m.runId === snap.id)
-      .filter((m) => m.id !== messageId && (m.role !== 'assistant' || m.status === 'completed'))
-      .map((m) => ({ role: m.role, content: m.content }));
-    const toolSpecs: ToolSpec[] = (agent?.tools ?? [])
-      .map((name) => this.tools.get(name))
-      .filter((t): t is NonNullable<typeof t> => t !== null)
-      .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
-    const attachments = await this.resolveAttachments(snap.tenantId, snap.subjectId, modelMessages);
-
-    let text = '';
-    const toolCalls: Array<{ id: string; name: string; arguments: unknown }> = [];
-    let usage = { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0 };
-    // The message row holds exactly the text of the deltas written so far, so a take-over can
-    // complete it with content equal to the concatenated deltas.
-    let flushed = '';
-    const buffer = new DeltaBuffer(async (delta) => {
-      run.record('message.delta', { message_id: messageId, content_index: 0, delta });
-      const flushedText = flushed + delta;
-      const saved = await this.save(run, ctx, { kind: 'update', id: messageId, changes: { content: [{ type: 'text', text: flushedText }] } });
-      if (!saved) throw new ConcurrencyConflict('run', run.id, run.expectedVersion);
-      flushed = flushedText;
-    });
-
-    const callSignal = AbortSignal.any([ctx.abort.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
-    let failure: { code: RunErrorCode; message: string } | null = null;
     try {
-      const provider = this.models.forModel(snap.model);
-      const stream = provider.stream({
-        model: snap.model,
-        runId: snap.id,
-        callIndex: snap.usage.model_calls,
-        instructions: agent?.instructions ?? '',
-        messages: modelMessages,
-        tools: toolSpecs,
-        attachments,
-        signal: callSignal,
-        deadline,
+      // The model sees the session's history up to this run's own input plus what this run added;
+      // input of runs queued behind it is not part of its context.
+      const history = await this.messages.history(snap.sessionId);
+      const inputSeq = history.find((m) => m.id === snap.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
+      const modelMessages: ModelMessage[] = history
+        .filter((m) => m.sequence <= inputSeq || m.runId === snap.id)
+        .filter((m) => m.id !== messageId && (m.role !== 'assistant' || m.status === 'completed'))
+        .map((m) => ({ role: m.role, content: m.content }));
+      const toolSpecs: ToolSpec[] = (agent?.tools ?? [])
+        .map((name) => this.tools.get(name))
+        .filter((t): t is NonNullable<typeof t> => t !== null)
+        .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+      const attachments = await this.resolveAttachments(snap.tenantId, snap.subjectId, modelMessages);
+
+      let text = '';
+      const toolCalls: Array<{ id: string; name: string; arguments: unknown }> = [];
+      let usage = { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0 };
+      // The message row holds exactly the text of the deltas written so far, so a take-over can
+      // complete it with content equal to the concatenated deltas.
+      let flushed = '';
+      const buffer = new DeltaBuffer(async (delta) => {
+        run.record('message.delta', { message_id: messageId, content_index: 0, delta });
+        const flushedText = flushed + delta;
+        const saved = await writeMessage('streaming', [{ type: 'text', text: flushedText }]);
+        if (!saved) throw new ConcurrencyConflict('run', run.id, run.expectedVersion);
+        flushed = flushedText;
       });
-      for await (const ev of stream as AsyncIterable<ModelStreamEvent>) {
-        if (ctx.leaseLost) throw new LeaseLost('lease lost');
-        // Model output is untrusted text: U+0000 cannot be stored by PostgreSQL.
-        if (ev.type === 'text_delta') {
-          const delta = stripNul(ev.text);
-          text += delta;
-          await buffer.push(delta);
-        } else if (ev.type === 'tool_call') {
-          toolCalls.push({ id: ev.id ?? newId('call'), name: stripNul(ev.name), arguments: stripNul(ev.arguments ?? {}) });
-        } else if (ev.type === 'usage') {
-          usage = { input_tokens: ev.input_tokens, output_tokens: ev.output_tokens, cached_input_tokens: ev.cached_input_tokens ?? 0 };
+
+      const callSignal = AbortSignal.any([ctx.abort.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
+      let failure: { code: RunErrorCode; message: string } | null = null;
+      try {
+        const provider = this.models.forModel(snap.model);
+        const stream = provider.stream({
+          model: snap.model,
+          runId: snap.id,
+          callIndex: snap.usage.model_calls,
+          instructions: agent?.instructions ?? '',
+          messages: modelMessages,
+          tools: toolSpecs,
+          attachments,
+          signal: callSignal,
+          deadline,
+        });
+        for await (const ev of stream as AsyncIterable<ModelStreamEvent>) {
+          if (ctx.leaseLost) throw new LeaseLost('lease lost');
+          // Model output is untrusted text: U+0000 cannot be stored by PostgreSQL.
+          if (ev.type === 'text_delta') {
+            const delta = stripNul(ev.text);
+            text += delta;
+            await buffer.push(delta);
+          } else if (ev.type === 'tool_call') {
+            toolCalls.push({ id: ev.id ?? newId('call'), name: stripNul(ev.name), arguments: stripNul(ev.arguments ?? {}) });
+          } else if (ev.type === 'usage') {
+            usage = { input_tokens: ev.input_tokens, output_tokens: ev.output_tokens, cached_input_tokens: ev.cached_input_tokens ?? 0 };
+          }
+          if (callSignal.aborted) break;
         }
-        if (callSignal.aborted) break;
+        if (callSignal.aborted && !ctx.leaseLost) {
+          failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
+        }
+      } catch (err) {
+        if (err instanceof LeaseLost || ctx.leaseLost) throw new LeaseLost('lease lost');
+        if (err instanceof ConcurrencyConflict) {
+          buffer.cancel();
+          return false;
+        }
+        if (err instanceof DomainError) failure = { code: 'model_error', message: err.message };
+        else if (err instanceof ModelError) failure = { code: err.code, message: err.message };
+        else if (callSignal.aborted) failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
+        else failure = { code: 'model_error', message: (err as Error).message || 'model call failed' };
       }
-      if (callSignal.aborted && !ctx.leaseLost) {
-        failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
+      // The tail that is still buffered is written with the completion below (one transaction).
+      clearTimeout(startTimer);
+      let rest = '';
+      try {
+        rest = await buffer.takeRest();
+      } catch (err) {
+        if (err instanceof ConcurrencyConflict) return false;
+        throw err;
       }
-    } catch (err) {
-      if (err instanceof LeaseLost || ctx.leaseLost) throw new LeaseLost('lease lost');
-      if (err instanceof ConcurrencyConflict) {
-        buffer.cancel();
-        return false;
-      }
-      if (err instanceof DomainError) failure = { code: 'model_error', message: err.message };
-      else if (err instanceof ModelError) failure = { code: err.code, message: err.message };
-      else if (callSignal.aborted) failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
-      else failure = { code: 'model_error', message: (err as Error).message || 'model call failed' };
-    }
-    // The tail that is still buffered is written with the completion below (one transaction).
-    let rest = '';
-    try {
-      rest = await buffer.takeRest();
-    } catch (err) {
-      if (err instanceof ConcurrencyConflict) return false;
-      throw err;
-    }
-    if (ctx.leaseLost) throw new LeaseLost('lease lost');
-    if (rest) run.record('message.delta', { message_id: messageId, content_index: 0, delta: rest });
+      if (ctx.leaseLost) throw new LeaseLost('lease lost');
+      if (rest) run.record('message.delta', { message_id: messageId, content_index: 0, delta: rest });
 
-    const content: ContentPart[] = [];
-    if (text) content.push({ type: 'text', text });
-    for (const c of toolCalls) content.push({ type: 'tool_call', tool_call_id: c.id, tool_name: c.name, arguments: c.arguments });
-    const interruptedByCancel = ctx.cancelled && (failure === null || callSignal.aborted) && Date.now() < deadline;
-    const hitDeadline = Date.now() >= deadline && (failure !== null || callSignal.aborted);
-    const status = failure || interruptedByCancel || hitDeadline ? (interruptedByCancel ? 'cancelled' : 'failed') : 'completed';
+      const content: ContentPart[] = [];
+      if (text) content.push({ type: 'text', text });
+      for (const c of toolCalls) content.push({ type: 'tool_call', tool_call_id: c.id, tool_name: c.name, arguments: c.arguments });
+      const interruptedByCancel = ctx.cancelled && (failure === null || callSignal.aborted) && Date.now() < deadline;
+      const hitDeadline = Date.now() >= deadline && (failure !== null || callSignal.aborted);
+      const status = failure || interruptedByCancel || hitDeadline ? (interruptedByCancel ? 'cancelled' : 'failed') : 'completed';
 
-    run.record('message.completed', { message_id: messageId, content });
-    run.setStreamingMessage(null);
-    run.countModelCall();
-    run.addModelUsage(usage);
-    const now = new Date();
-    if (interruptedByCancel) {
-      run.finish('cancelled', {}, now);
-    } else if (hitDeadline) {
-      run.finish('terminated', { reason: 'deadline' }, now);
-    } else if (failure) {
-      run.finish('failed', { error: failure }, now);
-    } else if (run.limits.max_total_tokens !== null && run.tokensUsed() > run.limits.max_total_tokens) {
-      // Over the token budget: never reported completed, and no tool of this turn runs.
-      run.finish('terminated', { reason: 'token_budget', finalMessageId: toolCalls.length === 0 ? messageId : null }, now);
-    } else if (toolCalls.length === 0) {
-      run.finish('completed', { finalMessageId: messageId }, now);
-    } else {
-      const pending: PendingToolCall[] = toolCalls.map((c) => {
-        const def = this.tools.get(c.name);
-        return {
-          tool_call_id: c.id,
-          tool_name: c.name,
-          arguments: c.arguments,
-          risk: def?.risk ?? null,
-          executor: def?.executor ?? null,
-          idempotent: def?.idempotent ?? false,
-          status: 'requested',
-          attempt: 0,
-        };
-      });
-      run.setPending(pending);
-      for (const p of pending) {
-        run.record('tool.requested', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'auto' });
+      run.record('message.completed', { message_id: messageId, content });
+      run.setStreamingMessage(null);
+      run.countModelCall();
+      run.addModelUsage(usage);
+      const now = new Date();
+      if (interruptedByCancel) {
+        run.finish('cancelled', {}, now);
+      } else if (hitDeadline) {
+        run.finish('terminated', { reason: 'deadline' }, now);
+      } else if (failure) {
+        run.finish('failed', { error: failure }, now);
+      } else if (run.limits.max_total_tokens !== null && run.tokensUsed() > run.limits.max_total_tokens) {
+        // Over the token budget: never reported completed, and no tool of this turn runs.
+        run.finish('terminated', { reason: 'token_budget', finalMessageId: toolCalls.length === 0 ? messageId : null }, now);
+      } else if (toolCalls.length === 0) {
+        run.finish('completed', { finalMessageId: messageId }, now);
+      } else {
+        const pending: PendingToolCall[] = toolCalls.map((c) => {
+          const def = this.tools.get(c.name);
+          return {
+            tool_call_id: c.id,
+            tool_name: c.name,
+            arguments: c.arguments,
+            risk: def?.risk ?? null,
+            executor: def?.executor ?? null,
+            idempotent: def?.idempotent ?? false,
+            status: 'requested',
+            attempt: 0,
+          };
+        });
+        run.setPending(pending);
+        for (const p of pending) {
+          run.record('tool.requested', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'auto' });
+        }
       }
+      return writeMessage(status, content);
+    } finally {
+      // Whatever way the turn ends, its first write is not started late.
+      clearTimeout(startTimer);
     }
-    return this.save(run, ctx, { kind: 'update', id: messageId, changes: { status, content } });
   }
 
   /**

@@ -105,9 +105,9 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
         continue;
       }
       let claimed: Run[] = [];
+      // As many as there are free slots (bounded): one statement leases a whole burst of runs.
+      const free = Math.min(this.config.workerConcurrency - this.active, CLAIM_BATCH);
       try {
-        // As many as there are free slots (bounded): one statement leases a whole burst of runs.
-        const free = Math.min(this.config.workerConcurrency - this.active, CLAIM_BATCH);
         claimed = await this.runs.claimBatch(this.config.nodeId, this.config.runLeaseMs, free);
       } catch (err) {
         this.logger.warn(`claim failed: ${(err as Error).message}`);
@@ -123,6 +123,9 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
         break;
       }
       for (const run of claimed) this.launch(run);
+      // Fewer than asked for: nothing else was claimable at that snapshot. Claim again when told
+      // of new work (or at the next poll), not at once for nothing.
+      if (claimed.length < free) await this.sleep(IDLE_POLL_MS);
     }
   }
 

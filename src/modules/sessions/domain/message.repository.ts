@@ -31,9 +31,10 @@ export abstract class MessageRepository {
    * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned
    * UPDATE): they write only when `guard` returns a row. An append takes the session's next slot
    * (row lock on the session: the statement must have locked it before its `guard`, see
-   * RunRepository.save) and bumps its revision, as `append` does.
+   * RunRepository.save) and bumps its revision, as `append` does, with `session`'s assignments
+   * to that row (its condition is not used here: the guard decides).
    */
-  abstract guardedWrite(write: MessageWrite): SqlCte;
+  abstract guardedWrite(write: MessageWrite, session?: SessionRowChange): SqlCte;
   abstract findById(id: string): Promise<MessageProps | null>;
   abstract list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }): Promise<{ items: MessageProps[]; hasMore: boolean }>;
   /** The whole history of a session in order (model context). */

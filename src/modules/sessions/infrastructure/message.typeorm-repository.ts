@@ -137,12 +137,15 @@ export class MessageTypeormRepository extends MessageRepository {
     await this.uow.manager.query(updateSql(0, 'TRUE'), updateParams(id, changes));
   }
 
-  guardedWrite(write: MessageWrite): SqlCte {
+  guardedWrite(write: MessageWrite, session?: SessionRowChange): SqlCte {
     const onGuard = 'EXISTS (SELECT 1 FROM guard)';
     if (write.kind === 'update') {
+      if (session) throw new Error('a message update does not write the session row');
       return { params: updateParams(write.id, write.changes), sql: (o) => `msg_update AS (${updateSql(o, onGuard)})` };
     }
-    return { params: appendParams(write.message, new Date()), sql: (o) => appendCtes(o, onGuard) };
+    const params = appendParams(write.message, new Date());
+    const n = params.length;
+    return { params: [...params, ...(session?.params ?? [])], sql: (o) => appendCtes(o, onGuard, session?.set(o + n)) };
   }
 
   async findById(id: string): Promise<MessageProps | null> {
