@@ -218,9 +218,10 @@ export class RunExecutor {
     // write: its completion when the model answers within MESSAGE_START_DELAY_MS (one statement
     // fewer per turn), else then, or with its first deltas if they come sooner. Until then a crash
     // leaves nothing of the turn, which is redone; afterwards the row is there for a take-over
-    // to close. Writes of the turn are serialised behind that first one.
+    // to close. The turn's writes run one after the other, in order (the first one appends the
+    // row, the others update it); after a conflict the later ones write nothing.
     let messageSaved = false;
-    let startWrite: Promise<boolean> | null = null;
+    let written: Promise<boolean> | null = null;
     const persist = async (status: MessageStatus, content: ContentPart[]): Promise<boolean> => {
       const write: MessageWrite = messageSaved
         ? { kind: 'update', id: messageId, changes: status === 'streaming' ? { content } : { status, content } }
@@ -232,14 +233,14 @@ export class RunExecutor {
       if (saved) messageSaved = true;
       return saved;
     };
-    const writeMessage = async (status: MessageStatus, content: ContentPart[]): Promise<boolean> => {
-      if (startWrite && !(await startWrite)) return false;
-      return persist(status, content);
+    const writeMessage = (status: MessageStatus, content: ContentPart[]): Promise<boolean> => {
+      const next = (written ?? Promise.resolve(true)).then((ok) => (ok ? persist(status, content) : false));
+      written = next;
+      return next;
     };
     const startTimer = setTimeout(() => {
-      if (messageSaved) return;
-      startWrite = persist('streaming', []);
-      startWrite.catch(() => undefined); // awaited (and rethrown) by the turn's next write
+      // Unless a write of the turn is already on its way; a failure reaches the turn's next write.
+      if (!written) writeMessage('streaming', []).catch(() => undefined);
     }, MESSAGE_START_DELAY_MS);
 
     try {
