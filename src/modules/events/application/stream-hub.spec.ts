@@ -173,24 +173,25 @@ describe('StreamHub', () => {
   });
 });
 
-describe('StreamHub with RecentEvents (this node\'s commits)', () => {
-  function setupRecent() {
-    const store = new FakeStore();
-    const notifier = new FakeNotifier();
-    const recent = new RecentEvents();
-    const hub = new StreamHub(store, notifier, recent);
-    hub.onModuleInit();
-    const got: number[] = [];
-    const sink = { deliver: (events: StoredRunEvent[]) => got.push(...events.map((e) => e.sequence)) };
-    /** A commit on this node: the row is in the store and handed to RecentEvents. */
-    const commit = (n: number) => {
-      const from = store.rows.length;
-      store.add(n);
-      recent.add(store.rows.slice(from));
-    };
-    return { store, notifier, recent, hub, got, sink, commit };
-  }
+/** A hub with RecentEvents: `commit` is a commit of this node (stored and handed over). */
+function setupRecent() {
+  const store = new FakeStore();
+  const notifier = new FakeNotifier();
+  const recent = new RecentEvents();
+  const hub = new StreamHub(store, notifier, recent);
+  hub.onModuleInit();
+  const got: number[] = [];
+  const sink = { deliver: (events: StoredRunEvent[]) => got.push(...events.map((e) => e.sequence)) };
+  /** A commit on this node: the row is in the store and handed to RecentEvents. */
+  const commit = (n: number) => {
+    const from = store.rows.length;
+    store.add(n);
+    recent.add(store.rows.slice(from));
+  };
+  return { store, notifier, recent, hub, got, sink, commit };
+}
 
+describe('StreamHub with RecentEvents (this node\'s commits)', () => {
   it('serves live events this node committed without reading the store, in order, once', async () => {
     const { store, notifier, hub, got, sink, commit } = setupRecent();
     store.add(3);
@@ -269,19 +270,13 @@ describe('StreamHub with RecentEvents (this node\'s commits)', () => {
 
 describe('StreamHub: a first page read by the caller after reserving the stream', () => {
   function setupReserved() {
-    const store = new FakeStore();
-    const notifier = new FakeNotifier();
-    const recent = new RecentEvents();
-    const hub = new StreamHub(store, notifier, recent);
-    hub.onModuleInit();
-    const got: number[] = [];
-    const sink = { deliver: (events: StoredRunEvent[]) => got.push(...events.map((e) => e.sequence)) };
+    const t = setupRecent();
     /** What the caller reads: the events after `cursor`, at most `limit`. */
     const read = (cursor: number, limit = HUB_FIRST_PAGE_SIZE) => {
-      const events = store.rows.filter((r) => r.sequence > cursor).slice(0, limit);
+      const events = t.store.rows.filter((r) => r.sequence > cursor).slice(0, limit);
       return { events, complete: events.length < limit };
     };
-    return { store, notifier, recent, hub, got, sink, read };
+    return { ...t, read };
   }
 
   it('delivers the page at once and reads nothing more when nothing was committed since', async () => {

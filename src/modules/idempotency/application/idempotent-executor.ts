@@ -66,9 +66,8 @@ export class IdempotentExecutor {
     const key = Array.isArray(header) ? header[0] : header;
     if (key === undefined || key === '') {
       if (options.required) throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
-      const outcome = await this.unit(req, options, op, () => null);
-      const final = isDeferred(outcome) ? await this.finalizeSafely(outcome) : outcome;
-      return this.send(reply, this.toStored(final), false);
+      const { outcome, stored } = await this.unit(req, options, op, () => null);
+      return this.send(reply, isDeferred(outcome) ? this.toStored(await this.finalizeSafely(outcome)) : stored, false);
     }
     if (!isValidIdempotencyKey(key)) {
       throw new DomainError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
@@ -88,11 +87,11 @@ export class IdempotentExecutor {
       // A fresh key (the usual case): the operation's writes, the key's record (completed at once,
       // never in progress) and the audit record are ONE statement; no claim round trip.
       try {
-        const outcome = await this.unit(req, options, op, (out) => {
+        const { stored } = await this.unit(req, options, op, (out, response) => {
           if (isDeferred(out)) throw new Error('a batched operation cannot answer a provisional response');
-          return this.store.insertCompleted(scope, fingerprint, this.toStored(out), ttlMs);
+          return this.store.insertCompleted(scope, fingerprint, response, ttlMs);
         });
-        return this.send(reply, this.toStored(outcome), false);
+        return this.send(reply, stored, false);
       } catch {
         // Nothing was written. The key is taken (a retry: replay, conflict or in progress), or the
         // operation failed, and then what its key already holds decides (a replay wins over a new
@@ -114,12 +113,10 @@ export class IdempotentExecutor {
         break;
     }
 
-    let outcome: HttpOutcome | DeferredOutcome;
+    let done: { outcome: HttpOutcome | DeferredOutcome; stored: StoredResponse };
     try {
-      outcome = await this.unit(req, options, op, (out) =>
-        isDeferred(out)
-          ? this.store.completion(claim.recordId, this.toStored(out), 'committed', out.holdMs)
-          : this.store.completion(claim.recordId, this.toStored(out), 'completed'),
+      done = await this.unit(req, options, op, (out, response) =>
+        isDeferred(out) ? this.store.completion(claim.recordId, response, 'committed', out.holdMs) : this.store.completion(claim.recordId, response, 'completed'),
       );
     } catch (err) {
       const res = toErrorResponse(err, String(req.id));
@@ -131,7 +128,8 @@ export class IdempotentExecutor {
       }
       throw err;
     }
-    if (!isDeferred(outcome)) return this.send(reply, this.toStored(outcome), false);
+    const { outcome } = done;
+    if (!isDeferred(outcome)) return this.send(reply, done.stored, false);
     const final = await this.finalizeSafely(outcome);
     const stored = this.toStored(final);
     await this.store.complete(claim.recordId, stored, 'completed').catch(() => undefined);
@@ -147,26 +145,26 @@ export class IdempotentExecutor {
     req: Req,
     options: IdempotencyOptions,
     op: () => Promise<HttpOutcome | DeferredOutcome>,
-    closing: (out: HttpOutcome | DeferredOutcome) => BatchWrite | null,
-  ): Promise<HttpOutcome | DeferredOutcome> {
+    closing: (out: HttpOutcome | DeferredOutcome, response: StoredResponse) => BatchWrite | null,
+  ): Promise<{ outcome: HttpOutcome | DeferredOutcome; stored: StoredResponse }> {
     let audited = false;
     const body = async () => {
-      const out = await op();
+      const outcome = await op();
+      const stored = this.toStored(outcome);
       const writes: BatchWrite[] = [];
-      const stored = closing(out);
-      if (stored) writes.push(stored);
-      if (!isDeferred(out) && this.audit) {
-        const r = this.toStored(out);
-        const record = this.audit.writeFor(req, r.status, r.body);
+      const response = closing(outcome, stored);
+      if (response) writes.push(response);
+      if (!isDeferred(outcome) && this.audit) {
+        const record = this.audit.writeFor(req, stored.status, stored.body);
         if (record) writes.push(record);
         audited = record !== null;
       }
       await this.uow.write(...writes);
-      return out;
+      return { outcome, stored };
     };
-    const outcome = options.batch ? await this.uow.batch(body) : await this.uow.run(body);
+    const done = options.batch ? await this.uow.batch(body) : await this.uow.run(body);
     if (audited) this.audit!.recorded(req);
-    return outcome;
+    return done;
   }
 
   private async finalizeSafely(outcome: DeferredOutcome): Promise<HttpOutcome> {
