@@ -22,7 +22,7 @@ import { DeltaBuffer } from './delta-buffer';
 const MAX_TOOL_ATTEMPTS = 3;
 /** An idempotent tool that answers within this commits its tool.started with its outcome. */
 const FAST_TOOL_MS = 20;
-/** A model turn that completes within this writes its message (and message.started) with its completion. */
+/** A model call that completes within this writes its turn's message (and message.started) with its completion. */
 const MESSAGE_START_DELAY_MS = 50;
 const MAX_ATTACHMENTS_IN_CONTEXT = 10;
 const ATTACHMENT_TEXT_BYTES = 32 * 1024;
@@ -215,8 +215,8 @@ export class RunExecutor {
     run.setStreamingMessage(messageId);
     run.record('message.started', { message_id: messageId, role: 'assistant' });
     // The turn's message row (and message.started, and the step) are written with the turn's first
-    // write: its completion when the model answers within MESSAGE_START_DELAY_MS (one statement
-    // fewer per turn), else then, or with its first deltas if they come sooner. Until then a crash
+    // write: its completion when the model answers within MESSAGE_START_DELAY_MS of being called
+    // (one statement fewer per turn), else then, or with its first deltas if they come sooner. Until then a crash
     // leaves nothing of the turn, which is redone; afterwards the row is there for a take-over
     // to close. The turn's writes run one after the other, in order (the first one appends the
     // row, the others update it); after a conflict the later ones write nothing.
@@ -238,10 +238,8 @@ export class RunExecutor {
       written = next;
       return next;
     };
-    const startTimer = setTimeout(() => {
-      // Unless a write of the turn is already on its way; a failure reaches the turn's next write.
-      if (!written) writeMessage('streaming', []).catch(() => undefined);
-    }, MESSAGE_START_DELAY_MS);
+    // Armed when the model is called (below): the delay is the model's, not the turn's reads'.
+    let startTimer: NodeJS.Timeout | undefined;
 
     try {
       // The model sees the session's history up to this run's own input plus what this run added;
@@ -273,6 +271,10 @@ export class RunExecutor {
       });
 
       const callSignal = AbortSignal.any([ctx.abort.signal, AbortSignal.timeout(Math.max(1, deadline - Date.now()))]);
+      startTimer = setTimeout(() => {
+        // Unless a write of the turn is already on its way; a failure reaches the turn's next write.
+        if (!written) writeMessage('streaming', []).catch(() => undefined);
+      }, MESSAGE_START_DELAY_MS);
       let failure: { code: RunErrorCode; message: string } | null = null;
       try {
         const provider = this.models.forModel(snap.model);
