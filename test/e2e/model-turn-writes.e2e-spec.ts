@@ -59,4 +59,27 @@ describe('model turn writes', () => {
     const session = await t.call(key, 'GET', `/v1/sessions/${run.session_id}`);
     expect(session.body.active_run_id).toBeNull();
   });
+
+  it('later turns see exactly the history a fresh read gives (read once per execution, then its own messages)', async () => {
+    // The scripted model counts its input: ceil(chars / 4) per turn, summed in usage.input_tokens.
+    const { run } = await runOf([
+      { tool_calls: [{ name: 'get_time', arguments: {} }] },
+      { tool_calls: [{ name: 'get_time', arguments: { zone: 'UTC' } }] },
+      { text: 'done' },
+    ]);
+    expect(run.status).toBe('completed');
+    const history = (await t.call(key, 'GET', `/v1/sessions/${run.session_id}/messages?limit=100&order=asc`)).body.data;
+    const chars = (m: any) => m.content.reduce((n: number, p: any) => n + (p.type === 'text' ? p.text.length : JSON.stringify(p).length), 0);
+    // Turn k sees the input and what the run committed before it: assistant turns and tool results, in order.
+    const own = history.filter((m: any) => m.run_id === run.id && m.role !== 'user');
+    const input = history.filter((m: any) => m.role === 'user');
+    const turnStarts = own.map((m: any, i: number) => (m.role === 'assistant' ? i : -1)).filter((i: number) => i >= 0);
+    expect(turnStarts).toHaveLength(3);
+    const expected = turnStarts.reduce((sum: number, upTo: number) => {
+      const seen = [...input, ...own.slice(0, upTo)];
+      return sum + Math.ceil(seen.reduce((n: number, m: any) => n + chars(m), 0) / 4);
+    }, 0);
+    expect(run.usage.input_tokens).toBe(expected);
+    expect(run.usage.model_calls).toBe(3);
+  });
 });

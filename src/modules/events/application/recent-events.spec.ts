@@ -1,5 +1,6 @@
 import { StoredRunEvent } from '../domain/run-event';
-import { jsonbOrdered, RECENT_PER_STREAM, RECENT_TOTAL, RecentEvents } from './recent-events';
+import { jsonbOrdered } from '../../../common/database/jsonb';
+import { RECENT_PER_STREAM, RECENT_TOTAL, RecentEvents } from './recent-events';
 
 function ev(runId: string, sequence: number, sessionSequence = sequence, sessionId = 'sess_1'): StoredRunEvent {
   return { id: `evt_${runId}_${sequence}`, tenantId: 't', subjectId: 's', sessionId, runId, sequence, sessionSequence, type: 'message.delta', occurredAt: new Date(0), data: {} };

@@ -1,5 +1,6 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { jsonbOrdered, RecentEvents } from '../application/recent-events';
+import { jsonbOrdered } from '../../../common/database/jsonb';
+import { RecentEvents } from '../application/recent-events';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { Metrics } from '../../../common/metrics/metrics';
 import { newId } from '../../../common/ids/ids';

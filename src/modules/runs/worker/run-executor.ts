@@ -4,6 +4,7 @@ import { DbPriority } from '../../../common/database/db-priority';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { newId } from '../../../common/ids/ids';
+import { jsonbOrdered } from '../../../common/database/jsonb';
 import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, ModelStreamEvent, ToolSpec } from '../../agents/domain/model-provider';
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
@@ -36,6 +37,13 @@ interface ExecContext {
   abort: AbortController;
   cancelled: boolean;
   leaseLost: boolean;
+  /**
+   * What the model saw in this execution's last turn plus the messages this execution committed
+   * since (a completed assistant message, tool results), as a read of the history would give
+   * them: the next turn does not read the history again. Cleared by a conflict (someone else
+   * changed the run: the next turn reads).
+   */
+  context?: ModelMessage[];
 }
 
 /**
@@ -134,6 +142,7 @@ export class RunExecutor {
       DbPriority.lower('background');
       return true;
     } catch (err) {
+      ctx.context = undefined;
       if (err instanceof ConcurrencyConflict) return false;
       throw err;
     }
@@ -243,13 +252,8 @@ export class RunExecutor {
 
     try {
       // The model sees the session's history up to this run's own input plus what this run added;
-      // input of runs queued behind it is not part of its context.
-      const history = await this.messages.history(snap.sessionId);
-      const inputSeq = history.find((m) => m.id === snap.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
-      const modelMessages: ModelMessage[] = history
-        .filter((m) => m.sequence <= inputSeq || m.runId === snap.id)
-        .filter((m) => m.id !== messageId && (m.role !== 'assistant' || m.status === 'completed'))
-        .map((m) => ({ role: m.role, content: m.content }));
+      // input of runs queued behind it is not part of its context. Read once per execution.
+      const modelMessages: ModelMessage[] = ctx.context ?? (await this.readContext(snap));
       const toolSpecs: ToolSpec[] = (agent?.tools ?? [])
         .map((name) => this.tools.get(name))
         .filter((t): t is NonNullable<typeof t> => t !== null)
@@ -371,11 +375,23 @@ export class RunExecutor {
           run.record('tool.requested', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'auto' });
         }
       }
-      return writeMessage(status, content);
+      const saved = await writeMessage(status, content);
+      // The next turn's context: a completed assistant message is part of it (as stored: jsonb's key order).
+      if (saved) ctx.context = status === 'completed' ? [...modelMessages, { role: 'assistant', content: jsonbOrdered(content) as ContentPart[] }] : modelMessages;
+      return saved;
     } finally {
       // Whatever way the turn ends, its first write is not started late.
       clearTimeout(startTimer);
     }
+  }
+
+  private async readContext(snap: ReturnType<Run['snapshot']>): Promise<ModelMessage[]> {
+    const history = await this.messages.history(snap.sessionId);
+    const inputSeq = history.find((m) => m.id === snap.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
+    return history
+      .filter((m) => m.sequence <= inputSeq || m.runId === snap.id)
+      .filter((m) => m.role !== 'assistant' || m.status === 'completed')
+      .map((m) => ({ role: m.role, content: m.content }));
   }
 
   /**
@@ -557,6 +573,7 @@ export class RunExecutor {
         metadata: {},
       },
     });
+    if (saved && ctx.context) ctx.context = [...ctx.context, { role: 'tool', content: jsonbOrdered([resultPart]) as ContentPart[] }];
     return saved ? 'continue' : 'conflict';
   }
 
