@@ -136,4 +136,18 @@ describe('single-statement POSTs (create session, create run)', () => {
     expect(res.status).toBe(404);
     expect(res.body.error.code).toBe('session_not_found');
   });
+
+  it('a sync run (a transaction, not a batch) on a busy session or at a stale revision gets the same 409s and writes nothing', async () => {
+    const sessionId = await createSession(t, KEYS.memberA1);
+    const first = await startRun(t, KEYS.memberA1, sessionId, { input: userInput(script([{ sleep_ms: 1500, text: 'slow' }])) });
+    expect(first.status).toBe(202);
+    const busy = await startRun(t, KEYS.memberA1, sessionId, { input: userInput('second'), mode: 'sync', wait_timeout_ms: 100 });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error).toMatchObject({ code: 'session_busy', details: { active_run_id: first.body.run_id } });
+    const [s] = await db.query(`SELECT revision FROM sessions WHERE id = $1`, [sessionId]);
+    const stale = await startRun(t, KEYS.memberA1, sessionId, { input: userInput('third'), mode: 'sync', wait_timeout_ms: 100, concurrency: 'enqueue', expected_revision: s.revision + 2 });
+    expect(stale.status).toBe(409);
+    expect(stale.body.error).toMatchObject({ code: 'session_conflict', details: { current_revision: s.revision } });
+    await expect(count(`SELECT count(*) AS n FROM runs WHERE session_id = $1`, [sessionId])).resolves.toBe(1);
+  });
 });

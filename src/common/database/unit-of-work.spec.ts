@@ -195,4 +195,34 @@ describe('UnitOfWork', () => {
     await expect(uow.batch(() => uow.run(async () => undefined))).rejects.toThrow('cannot start inside UnitOfWork.batch()');
     await expect(uow.batch(() => uow.statement(async () => undefined))).rejects.toThrow('cannot run inside a batch');
   });
+
+  it('inside a transaction, writes with a condition run under a savepoint: a failed one leaves the transaction usable for fail()', async () => {
+    let abort = true;
+    const { ds, log } = fakeDataSource((sql) => (abort && sql.startsWith('WITH') ? Object.assign(new Error('query failed'), { driverError: { code: 'UW001', message: '0' } }) : undefined));
+    const uow = new UnitOfWork(ds);
+    const conflict = new Error('conflict');
+    const guarded = w('a', 1, {
+      expect: 'false',
+      fail: async () => {
+        await uow.manager.query('SELECT why', []);
+        return conflict;
+      },
+    });
+    await expect(uow.run(() => uow.write(guarded))).rejects.toBe(conflict);
+    abort = false;
+    await uow.run(() => uow.write(w('b', 2, { expect: 'true' })));
+    expect(log.map((l) => l.split(/ \[| undefined$/)[0].replace(/ AS \(.*$/s, ''))).toEqual([
+      'BEGIN',
+      'tx: SAVEPOINT uow_write',
+      'tx: WITH a',
+      'tx: ROLLBACK TO SAVEPOINT uow_write',
+      'tx: SELECT why',
+      'ROLLBACK',
+      'BEGIN',
+      'tx: SAVEPOINT uow_write',
+      'tx: WITH b',
+      'tx: RELEASE SAVEPOINT uow_write',
+      'COMMIT',
+    ]);
+  });
 });

@@ -85,7 +85,7 @@ export class UnitOfWork {
     const result = await this.als.run(ctx, fn);
     const writes = ctx.writes!;
     ctx.writes = [];
-    if (writes.length > 0) await this.execute(this.dataSource.manager, writes);
+    if (writes.length > 0) await this.execute(this.dataSource.manager, writes, false);
     await this.runAfterCommit(ctx);
     return result;
   }
@@ -101,14 +101,23 @@ export class UnitOfWork {
       ctx.writes.push(...writes);
       return;
     }
-    await this.execute(this.manager, writes);
+    await this.execute(this.manager, writes, this.inTransaction);
   }
 
-  private async execute(manager: EntityManager, writes: BatchWrite[]): Promise<void> {
+  /**
+   * Runs `writes` as one statement. Inside a transaction, writes with a condition run under a
+   * savepoint: a failed condition then rolls back only them, and the transaction stays usable
+   * (for `fail()`'s reads, and for the caller, as a write that found nothing to do would leave it).
+   */
+  private async execute(manager: EntityManager, writes: BatchWrite[], inTransaction: boolean): Promise<void> {
     const { sql, params } = batchStatement(writes);
+    const savepoint = inTransaction && writes.some((w) => w.expect);
+    if (savepoint) await manager.query('SAVEPOINT uow_write');
     try {
       await manager.query(sql, params);
+      if (savepoint) await manager.query('RELEASE SAVEPOINT uow_write');
     } catch (err) {
+      if (savepoint) await manager.query('ROLLBACK TO SAVEPOINT uow_write');
       // TypeORM wraps the driver's error (QueryFailedError.driverError).
       const cause = ((err as { driverError?: unknown }).driverError ?? err) as { code?: string; message?: string };
       if (cause?.code !== UOW_ABORT_SQLSTATE) throw err;
