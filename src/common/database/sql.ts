@@ -27,4 +27,3 @@ export function joinCtes(a: SqlCte | undefined, b: SqlCte | undefined): SqlCte |
   if (!a || !b) return a ?? b;
   return { params: [...a.params, ...b.params], sql: (o) => `${a.sql(o)}, ${b.sql(o + a.params.length)}` };
 }
-

@@ -137,7 +137,7 @@ export class EventsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const cursor = wantsEventStream(req.headers.accept) ? sseCursorOf(req, q) : undefined;
+    const cursor = wantsEventStream(req.headers.accept) ? validCursor(rawCursorOf(req, q, true)) : undefined;
     if (cursor === undefined) {
       const owner = await this.queries.execute(new GetRunOwnerQuery(principal, id));
       return this.serve('run', owner.runId, owner.finished, principal, q, req, reply, owner.stream);
@@ -188,9 +188,7 @@ export class EventsController {
     first?: { reservation: Reservation; prefetched: Prefetched },
   ): Promise<void> {
     const wantsSse = wantsEventStream(req.headers.accept);
-    const header = req.headers['last-event-id'];
-    const headerCursor = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
-    const cursor = parseCursor(wantsSse ? (headerCursor ?? q.after) : q.after);
+    const cursor = parseCursor(rawCursorOf(req, q, wantsSse));
     const state = known ?? (await this.streams.state(id));
     if (cursor < state.purgedThrough) {
       throw new DomainError('cursor_expired', 'the cursor is older than the retained events; read the resource for its final state', {
@@ -262,11 +260,16 @@ export class EventsController {
   }
 }
 
-/** The cursor of an SSE request (Last-Event-ID, else `after`), or undefined when it is not a valid one. */
-function sseCursorOf(req: FastifyRequest, q: EventsQueryDto): number | undefined {
+/** A request's cursor as sent: for SSE, `Last-Event-ID` (trimmed) wins over `?after`. */
+function rawCursorOf(req: FastifyRequest, q: EventsQueryDto, sse: boolean): string | undefined {
   const header = req.headers['last-event-id'];
-  const raw = typeof header === 'string' && header.trim() !== '' ? header.trim() : q.after;
-  return raw === undefined || raw === '' ? 0 : CURSOR_RE.test(raw) ? Number(raw) : undefined;
+  const headerCursor = typeof header === 'string' && header.trim() !== '' ? header.trim() : undefined;
+  return sse ? (headerCursor ?? q.after) : q.after;
+}
+
+/** `parseCursor`, or undefined for a cursor it would refuse. */
+function validCursor(raw: string | undefined): number | undefined {
+  return raw === undefined || raw === '' || CURSOR_RE.test(raw) ? parseCursor(raw) : undefined;
 }
 
 /** A stream cursor: a non-negative integer (absent: 0). Anything else is 400 `invalid_cursor`. */

@@ -5,7 +5,7 @@ import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { SessionRowChange } from '../../sessions/domain/message';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
-import { EventStore, EventStreamOwner, NewRunEvent } from '../../events/domain/run-event';
+import { EventStore } from '../../events/domain/run-event';
 import { Run } from '../domain/run.aggregate';
 import { RunReadView, RunRepository, SaveOptions } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
@@ -43,15 +43,6 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   private readonly entitySql: EntitySql<RunOrmEntity>;
-
-  /**
-   * Appends run events. Their audit records are queued by the database in the same statement
-   * (trigger `run_events_audit`) and chained in batches after commit, off the hot path.
-   */
-  private async appendEvents(owner: EventStreamOwner, events: NewRunEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    await this.events.append(owner, events);
-  }
 
   private get repo() {
     return this.uow.manager.getRepository(RunOrmEntity);

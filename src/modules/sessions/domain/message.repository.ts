@@ -4,11 +4,7 @@ import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 import { ContentPart } from '../../agents/domain/model-provider';
 
-/**
- * Port: the session history. `append` runs inside the caller's transaction: it locks the
- * session row, takes the next `sequence`, increments the session's `revision` by one and
- * inserts the message. With `expectedRevision` a stale revision is 409 `session_conflict`.
- */
+/** Options of `MessageRepository.appendWrite`. */
 export interface AppendWriteOptions {
   expectedRevision?: number;
   now: Date;
@@ -18,6 +14,11 @@ export interface AppendWriteOptions {
   refuseArchived?: boolean;
 }
 
+/**
+ * Port: the session history. `append` runs inside the caller's transaction: it locks the
+ * session row, takes the next `sequence`, increments the session's `revision` by one and
+ * inserts the message. With `expectedRevision` a stale revision is 409 `session_conflict`.
+ */
 export abstract class MessageRepository {
   abstract append(message: NewMessage, options?: { expectedRevision?: number; now?: Date }): Promise<MessageProps>;
   /**
