@@ -4,6 +4,7 @@ import { CqrsModule } from '@nestjs/cqrs';
 import { ApiKeysService } from './common/auth/api-keys.service';
 import { AuthGuard } from './common/auth/auth.guard';
 import { AppConfig } from './common/config/app-config';
+import { OutboundModule } from './common/outbound/outbound.module';
 import { ConfigModule } from './common/config/config.module';
 import { DatabaseModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
@@ -28,6 +29,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         MetricsModule,
+        OutboundModule,
         DatabaseModule,
         CqrsModule.forRoot(),
         IdempotencyModule,

@@ -159,6 +159,15 @@ describe('loadConfig', () => {
     expect(problems[0]).toContain(name);
   });
 
+  it('reads OUTBOUND_URL_ALLOWLIST and rejects entries that are not http(s) URL prefixes', () => {
+    expect(loadConfig({}).outboundUrlAllowlist).toEqual(['http://127.0.0.1', 'http://localhost']);
+    expect(loadConfig({ OUTBOUND_URL_ALLOWLIST: ' https://tools.example.com/v1 , http://10.0.0.5:8080' }).outboundUrlAllowlist).toEqual([
+      'https://tools.example.com/v1',
+      'http://10.0.0.5:8080',
+    ]);
+    expect(() => loadConfig({ OUTBOUND_URL_ALLOWLIST: 'http://ok.example,file:///etc' })).toThrow(/OUTBOUND_URL_ALLOWLIST: "file:\/\/\/etc" is not an http/);
+  });
+
   it('accepts postgresql:// URLs too', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
   });

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { OutboundUrlPolicy } from '../outbound/outbound-http';
 import { projectRoot } from './project-root';
 
 export type Role = 'member' | 'admin';
@@ -49,6 +50,8 @@ export class AppConfig {
   httpHeadersTimeoutMs!: number;
   httpRequestTimeoutMs!: number;
   httpConnectionTimeoutMs!: number;
+  /** URL prefixes that outbound calls (http/mcp tools, webhooks) may reach (CONTRACT section 13). */
+  outboundUrlAllowlist!: string[];
 }
 
 export class ConfigError extends Error {
@@ -149,6 +152,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.httpHeadersTimeoutMs = int('HTTP_HEADERS_TIMEOUT_MS', 15_000, 100, 600_000);
   c.httpRequestTimeoutMs = int('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
   c.httpConnectionTimeoutMs = int('HTTP_CONNECTION_TIMEOUT_MS', 75_000, 100, 3_600_000);
+  c.outboundUrlAllowlist = str('OUTBOUND_URL_ALLOWLIST', 'http://127.0.0.1,http://localhost')
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  for (const entry of c.outboundUrlAllowlist) {
+    const problem = OutboundUrlPolicy.entryProblem(entry);
+    if (problem) problems.push(`OUTBOUND_URL_ALLOWLIST: ${problem}`);
+  }
   if (c.httpHeadersTimeoutMs > c.httpRequestTimeoutMs) {
     problems.push(`HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS`);
   }
