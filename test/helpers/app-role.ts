@@ -13,7 +13,10 @@ export type TryAsApp = (sql: string, params?: unknown[]) => Promise<Attempt>;
  */
 export async function createAppLoginRole(baseUrl: string): Promise<{ role: string; urlFor: (dbUrl: string) => string; drop: () => Promise<void> }> {
   const role = `agent_api_it_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
-  const admin = new Client({ connectionString: baseUrl });
+  // Roles are cluster-wide: created and dropped through the maintenance database (the test's may be gone by then).
+  const maintenance = new URL(baseUrl);
+  maintenance.pathname = '/postgres';
+  const admin = new Client({ connectionString: maintenance.toString() });
   await admin.connect();
   try {
     await admin.query(`DO $$ BEGIN
@@ -32,7 +35,7 @@ export async function createAppLoginRole(baseUrl: string): Promise<{ role: strin
       return u.toString();
     },
     drop: async () => {
-      const c = new Client({ connectionString: baseUrl });
+      const c = new Client({ connectionString: maintenance.toString() });
       await c.connect();
       await c.query(`DROP ROLE IF EXISTS ${role}`).catch(() => undefined);
       await c.end();
