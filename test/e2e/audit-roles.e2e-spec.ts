@@ -63,6 +63,12 @@ describe('audit: database roles and the chain key', () => {
     async () => {
       const pg = POSTGRES ? await createFreshDatabase() : null;
       const login = pg ? await createAppLoginRole(pg.url) : null;
+      if (pg && login) {
+        // Without the owner's URL the service's role can't create the schema, and says what to do.
+        await expect(startTestApp({ DATABASE_URL: login.urlFor(pg.url) })).rejects.toThrow(
+          /migrations are pending and the role of DATABASE_URL may not apply them .*permission denied.*set DATABASE_OWNER_URL/,
+        );
+      }
       const t = await startTestApp(pg && login ? { DATABASE_URL: login.urlFor(pg.url), DATABASE_OWNER_URL: pg.url } : {});
       try {
         const db = t.app.get(DataSource);
@@ -100,6 +106,15 @@ describe('audit: database roles and the chain key', () => {
         expect(broken.status).toBe(200);
         expect(broken.body).toEqual({ ok: false, checked: 1, first_broken: { id: expect.stringMatching(/^aud_/), seq: 2, reason: 'hash_mismatch' } });
         expect(checked).toBeGreaterThan(1);
+        if (login && pg) {
+          // Migrated already: a node with only the service's role starts and is ready (nothing to apply).
+          const second = await startTestApp({ DATABASE_URL: login.urlFor(pg.url) });
+          try {
+            await expect(second.call(null, 'GET', '/readyz')).resolves.toMatchObject({ status: 200 });
+          } finally {
+            await second.close();
+          }
+        }
       } finally {
         await t.close();
         if (pg) await pg.drop();
