@@ -4,19 +4,21 @@ import { ConfigError, loadConfig } from '../common/config/app-config';
 import { dataSourceOptions } from '../common/database/database.module';
 import { runMigrationsLocked } from '../common/database/migrate-locked';
 import { EmbeddedPostgres } from '../common/database/embedded-postgres';
+import { resolveAuditHmacKey } from '../common/config/audit-hmac-key';
 
 /**
- * `npm run migration:run`: applies pending migrations to DATABASE_URL, or to the embedded
- * database under DATA_DIR when DATABASE_URL is unset, with the app's own data source options.
+ * `npm run migration:run`: applies pending migrations to DATABASE_OWNER_URL (the schema owner)
+ * when set, else to DATABASE_URL, or to the embedded database under DATA_DIR when DATABASE_URL
+ * is unset, with the app's own data source options and audit key.
  */
 export async function runMigrations(env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
   const config = loadConfig(env);
   const embedded = config.databaseUrl ? null : new EmbeddedPostgres(config.dataDir, 4);
-  const url = config.databaseUrl ?? (await embedded!.start());
+  const url = config.databaseOwnerUrl ?? config.databaseUrl ?? (await embedded!.start());
   const dataSource = new DataSource({ ...dataSourceOptions(url, 2), migrationsRun: false });
   try {
     await dataSource.initialize();
-    const applied = await runMigrationsLocked(dataSource);
+    const applied = await runMigrationsLocked(dataSource, { auditHmacKey: resolveAuditHmacKey(config) });
     return applied.map((m) => m.name);
   } finally {
     if (dataSource.isInitialized) await dataSource.destroy();

@@ -44,9 +44,10 @@ export interface TestApp {
 
 export { createFreshDatabase };
 
+/** `env.DATABASE_URL` set: that database (the caller's to drop), else a fresh one (dropped by close) or the embedded one. */
 export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-test-'));
-  const db = await createFreshDatabase();
+  const db = env.DATABASE_URL ? null : await createFreshDatabase();
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -78,7 +79,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     url,
     app,
     config,
-    databaseUrl: db?.url ?? 'embedded',
+    databaseUrl: env.DATABASE_URL ?? db?.url ?? 'embedded',
     dataDir,
     call,
     close: async () => {

@@ -4,7 +4,7 @@ import { Principal } from '../../src/common/auth/principal';
 import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { VerifyAuditChainQuery } from '../../src/modules/audit/application/queries/verify-audit-chain/verify-audit-chain.query';
 import { AuditReader } from '../../src/modules/audit/domain/audit-reader';
-import { AuditRecord, auditHash, GENESIS_HASH, NewAuditRecord } from '../../src/modules/audit/domain/audit-record';
+import { AuditChainKey, AuditRecord, GENESIS_HASH, NewAuditRecord } from '../../src/modules/audit/domain/audit-record';
 import { AuditTrail, runEventToAuditRecord } from '../../src/modules/audit/domain/audit-trail';
 import { StoredRunEvent } from '../../src/modules/events/domain/run-event';
 import { startTestApp, TestApp } from '../helpers/test-app';
@@ -90,7 +90,8 @@ describe('audit trail against the database', () => {
     });
     expect(first.id).toMatch(/^aud_/);
     const { prevHash, hash, ...body } = first;
-    expect(auditHash(prevHash, body)).toBe(hash);
+    // Keyed: HMAC-SHA256 with the app's AUDIT_HMAC_KEY (here generated into its DATA_DIR).
+    expect(t.app.get(AuditChainKey).recordHash(prevHash, body)).toBe(hash);
     const head: Array<{ last_seq: string; last_hash: string }> = await db.query(`SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = 'tenant_genesis'`);
     expect(head.map((h) => [Number(h.last_seq), h.last_hash])).toEqual([[1, hash]]);
     await expect(queued('tenant_genesis')).resolves.toBe(0);

@@ -129,6 +129,8 @@ export async function startNode(opts: StartOptions): Promise<NodeProcess> {
     RATE_LIMIT_PER_MINUTE: '1000000',
     SSE_KEEPALIVE_MS: '1000',
     DOCS_ENABLED: 'false',
+    // Every node writing to one database shares the audit chain's key (README: AUDIT_HMAC_KEY).
+    AUDIT_HMAC_KEY: 'reliability-suite-audit-key-0000000000000',
     ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
     ...(opts.env ?? {}),
   };

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List the tenant's audit records
-         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex SHA-256 of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`).
+         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex HMAC-SHA256, keyed with the server's `AUDIT_HMAC_KEY`, of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`); records written before the chain was keyed keep their hex SHA-256 of the same bytes. Whoever holds the key can verify a chain from these records alone; nobody without it can rewrite one so that it verifies.
          */
         get: operations["Audit_list"];
         put?: never;
@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Verify the tenant's audit hash chain
-         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every hash. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}`.
+         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every keyed hash (HMAC-SHA256 with `AUDIT_HMAC_KEY`; SHA-256 for records from before the chain was keyed), then checks that the last record is the head and that the head's tag (an HMAC over tenant, position and last hash) is the key's. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}` naming the first record that fails: `hash_mismatch` (changed, or rehashed without the key), `prev_hash_mismatch`, `seq_gap` (`id` null: missing), `chain_head_mismatch` (the tail was removed and the head moved back, or the head was changed: `seq` is the head's position).
          */
         get: operations["Audit_verify"];
         put?: never;
@@ -684,7 +684,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace).
+             * @description hex HMAC-SHA256, keyed with the UTF-8 bytes of the server's AUDIT_HMAC_KEY, of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace). Records chained before the chain was keyed: hex SHA-256 of the same bytes.
              * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
              */
             hash: string;
@@ -745,11 +745,15 @@ export interface components {
              */
             id: string | null;
             /**
+             * @description `hash_mismatch`: the record was changed (or rehashed without the key); `prev_hash_mismatch`: it does not link to the one before; `seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head's tag is not the key's (tail removed, head moved back).
              * @example hash_mismatch
              * @enum {string}
              */
             reason: "hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "chain_head_mismatch";
-            /** @example 17 */
+            /**
+             * @description The first record that fails (for `chain_head_mismatch`: the head position).
+             * @example 17
+             */
             seq: number;
         };
         CreateRunRequestDto: {

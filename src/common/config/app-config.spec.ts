@@ -168,6 +168,31 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ OUTBOUND_URL_ALLOWLIST: 'http://ok.example,file:///etc' })).toThrow(/OUTBOUND_URL_ALLOWLIST: "file:\/\/\/etc" is not an http/);
   });
 
+  describe('database roles and the audit key', () => {
+    const PG = 'postgres://agent_api@db:5432/app';
+
+    it('reads DATABASE_OWNER_URL (migrations only) and AUDIT_HMAC_KEY', () => {
+      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, NODE_ENV: 'production' });
+      expect(c).toMatchObject({ databaseUrl: PG, databaseOwnerUrl: 'postgres://owner@db:5432/app', auditHmacKey: 'k'.repeat(32), production: true });
+      expect(loadConfig({})).toMatchObject({ databaseOwnerUrl: null, auditHmacKey: null, production: false });
+    });
+
+    it('requires AUDIT_HMAC_KEY in production with DATABASE_URL, saying why and how to make one', () => {
+      const problems = problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG });
+      expect(problems).toEqual([expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)')]);
+      expect(problems[0]).toContain('openssl rand -base64 32');
+      // The embedded database keeps its generated key (in DATA_DIR); outside production a generated one is used with a warning.
+      expect(() => loadConfig({ NODE_ENV: 'production' })).not.toThrow();
+      expect(() => loadConfig({ NODE_ENV: 'development', DATABASE_URL: PG })).not.toThrow();
+    });
+
+    it('rejects a short AUDIT_HMAC_KEY and an owner URL without DATABASE_URL or of another scheme', () => {
+      expect(problemsOf({ AUDIT_HMAC_KEY: 'k'.repeat(31) })).toEqual([expect.stringContaining('AUDIT_HMAC_KEY must be at least 32 characters')]);
+      expect(problemsOf({ DATABASE_OWNER_URL: PG })).toEqual([expect.stringContaining('DATABASE_OWNER_URL needs DATABASE_URL')]);
+      expect(problemsOf({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'mysql://x' })).toEqual([expect.stringContaining('DATABASE_OWNER_URL must be a postgres')]);
+    });
+  });
+
   it('accepts postgresql:// URLs too', () => {
     expect(loadConfig({ DATABASE_URL: 'postgresql://u@h/db' }).databaseUrl).toBe('postgresql://u@h/db');
   });

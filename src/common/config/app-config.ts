@@ -18,6 +18,12 @@ export class AppConfig {
   port!: number;
   host!: string;
   databaseUrl!: string | null;
+  /** The schema owner's URL, used only to run migrations (DATABASE_URL may then name a role without DDL rights). */
+  databaseOwnerUrl!: string | null;
+  /** NODE_ENV=production. */
+  production!: boolean;
+  /** Keys the audit hash chain (HMAC-SHA256); null: generated into DATA_DIR (see audit-hmac-key.ts). */
+  auditHmacKey!: string | null;
   dataDir!: string;
   apiKeys!: ApiKeySeed[];
   apiKeysFromDefault!: boolean;
@@ -62,6 +68,7 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_DEV_KEY = 'dev-key-0001:tenant_dev:user_dev:admin';
+export const AUDIT_HMAC_KEY_MIN_LENGTH = 32;
 const KEY_RE = /^[A-Za-z0-9_-]{8,}$/;
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -100,7 +107,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (c.databaseUrl && !/^postgres(ql)?:\/\//.test(c.databaseUrl)) {
     problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL`);
   }
+  const ownerUrl = env.DATABASE_OWNER_URL?.trim() || null;
+  c.databaseOwnerUrl = ownerUrl;
+  if (ownerUrl && !/^postgres(ql)?:\/\//.test(ownerUrl)) problems.push(`DATABASE_OWNER_URL must be a postgres:// or postgresql:// URL`);
+  if (ownerUrl && !c.databaseUrl) problems.push(`DATABASE_OWNER_URL needs DATABASE_URL (the embedded database has one role)`);
   c.dataDir = resolve(str('DATA_DIR', './data'));
+  c.production = env.NODE_ENV === 'production';
+  c.auditHmacKey = env.AUDIT_HMAC_KEY && env.AUDIT_HMAC_KEY.trim() !== '' ? env.AUDIT_HMAC_KEY.trim() : null;
+  if (c.auditHmacKey !== null && c.auditHmacKey.length < AUDIT_HMAC_KEY_MIN_LENGTH) {
+    problems.push(`AUDIT_HMAC_KEY must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
+  }
+  if (c.auditHmacKey === null && c.production && c.databaseUrl) {
+    problems.push(
+      'AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL): it keys the audit hash chain, so that nobody who can ' +
+        'write to the database without it can forge the trail. Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
+    );
+  }
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
   const level = str('LOG_LEVEL', 'info').toLowerCase();
   if (!levels.includes(level as LogLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}, got "${level}"`);

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
 import { AppConfig } from '../config/app-config';
+import { resolveAuditHmacKey } from '../config/audit-hmac-key';
 import { EmbeddedPostgres } from './embedded-postgres';
 import { runMigrationsLocked } from './migrate-locked';
 import { UnitOfWork } from './unit-of-work';
@@ -37,13 +38,14 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
   constructor(
     private readonly dataSource: DataSource,
     @Inject(DATABASE_TARGET) private readonly target: DatabaseTarget,
+    private readonly config: AppConfig,
   ) {}
 
   private analyzeTimer: NodeJS.Timeout | null = null;
 
   /** Schema first: before any other module's start-up hook touches a table. */
   async onModuleInit(): Promise<void> {
-    const applied = await runMigrationsLocked(this.dataSource);
+    const applied = await migrateAsOwner(this.dataSource, this.config);
     if (applied.length) this.logger.log(`applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
     if (this.target.embedded) {
       // PGlite has no autovacuum: refresh the planner's statistics ourselves, or keyset reads of
@@ -68,6 +70,34 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
       await this.target.embedded.stop();
       this.logger.log('embedded database closed');
     }
+  }
+}
+
+/**
+ * Applies pending migrations as the schema owner: on a short-lived connection to
+ * DATABASE_OWNER_URL when set (DATABASE_URL then names the service's role, which may not run DDL),
+ * else on `appDataSource` (the embedded database, or one role for both). The migrations get the
+ * audit key (one of them tags the existing audit chain heads with it).
+ */
+export async function migrateAsOwner(appDataSource: DataSource, config: AppConfig) {
+  const context = { auditHmacKey: resolveAuditHmacKey(config) };
+  if (!config.databaseOwnerUrl) {
+    try {
+      return await runMigrationsLocked(appDataSource, context);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '42501') throw err;
+      throw new Error(
+        `migrations are pending and the role of DATABASE_URL may not apply them (${(err as Error).message}): ` +
+          'set DATABASE_OWNER_URL to the schema owner, or run `npm run migration:run` with it first',
+      );
+    }
+  }
+  const owner = new DataSource({ ...dataSourceOptions(config.databaseOwnerUrl, 2, config.dbQueryTimeoutMs), migrationsRun: false });
+  await owner.initialize();
+  try {
+    return await runMigrationsLocked(owner, context);
+  } finally {
+    await owner.destroy().catch(() => undefined);
   }
 }
 

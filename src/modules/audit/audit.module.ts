@@ -8,16 +8,22 @@ import { AuditTypeormReader } from './infrastructure/audit.typeorm-reader';
 import { AuditTypeormTrail } from './infrastructure/audit.typeorm-trail';
 import { RequestAuditHook } from './infrastructure/request-audit.hook';
 import { RequestAuditWriter } from '../../common/audit/request-audit-writer';
+import { AppConfig } from '../../common/config/app-config';
+import { resolveAuditHmacKey } from '../../common/config/audit-hmac-key';
+import { AuditChainKey } from './domain/audit-record';
 
 /**
  * The tamper-evident audit trail (CONTRACT section 10). Global: any module may inject the
  * `AuditTrail` port; run events are queued for it by the `run_events_audit` trigger in the inserting statement.
- * State-changing requests are recorded by `RequestAuditHook` for every route.
+ * State-changing requests are recorded by `RequestAuditHook` for every route. Records and chain
+ * heads are keyed with `AuditChainKey` (HMAC-SHA256, AUDIT_HMAC_KEY).
  */
 @Global()
 @Module({
   controllers: [AuditController],
   providers: [
+    // AUDIT_HMAC_KEY, or the key generated into DATA_DIR (audit-hmac-key.ts).
+    { provide: AuditChainKey, inject: [AppConfig], useFactory: (config: AppConfig) => new AuditChainKey(resolveAuditHmacKey(config)) },
     { provide: AuditTrail, useClass: AuditTypeormTrail },
     { provide: AuditReader, useClass: AuditTypeormReader },
     RequestAuditHook,

@@ -1,5 +1,5 @@
 import { SortOrder } from '../../../common/http/pagination';
-import { AuditRecord } from './audit-record';
+import { AuditRecord, ChainHead } from './audit-record';
 
 export interface AuditFilters {
   sessionId?: string;
@@ -27,6 +27,6 @@ export abstract class AuditReader {
   abstract list(tenantId: string, filters: AuditFilters, page: AuditPage): Promise<{ items: AuditRecord[]; hasMore: boolean }>;
   /** Up to `limit` records with seq > afterSeq and seq <= uptoSeq, ascending. */
   abstract readChain(tenantId: string, afterSeq: number, uptoSeq: number, limit: number): Promise<AuditRecord[]>;
-  /** The tenant's chain head, or null when it has no records yet. */
-  abstract head(tenantId: string): Promise<{ lastSeq: number; lastHash: string } | null>;
+  /** The tenant's chain head (chaining what is queued first), or null when it has none yet. */
+  abstract head(tenantId: string): Promise<ChainHead | null>;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
 
 /** `prev_hash` of the first record of every tenant's chain. */
@@ -52,15 +52,20 @@ export interface AuditRecord {
 export type AuditRecordBody = Omit<AuditRecord, 'prevHash' | 'hash'>;
 
 /**
- * The canonical form of a record, exactly what is hashed. A third party verifies a chain from
- * the records of `GET /v1/admin/audit` alone:
+ * The canonical form of a record, exactly what is hashed. Whoever holds the chain's key
+ * (`AUDIT_HMAC_KEY`) verifies a chain from the records of `GET /v1/admin/audit` alone:
  *
  *   canonical = canonical JSON of the object with the 16 keys
  *               id, tenant_id, seq, occurred_at, actor_subject_id, actor_role, actor_key_id,
  *               action, resource_type, resource_id, session_id, run_id, request_id, outcome,
  *               status, data
  *               (the API record without `object`, `prev_hash` and `hash`; absent values are null)
- *   hash      = lowercase hex SHA-256 of the UTF-8 bytes of (prev_hash + canonical)
+ *   hash      = lowercase hex HMAC-SHA256, keyed with the UTF-8 bytes of AUDIT_HMAC_KEY, of the
+ *               UTF-8 bytes of (prev_hash + canonical)
+ *
+ * Records chained before the chain was keyed (seq <= the head's `legacy_until`, set once by the
+ * migration that introduced the key) keep their unkeyed hash: lowercase hex SHA-256 of the same
+ * bytes (`legacyAuditHash`).
  *
  * Canonical JSON: `JSON.stringify` of every scalar; object keys sorted by UTF-16 code units at
  * every depth; no whitespace. `seq` and `status` are JSON numbers, `occurred_at` is the RFC 3339
@@ -88,8 +93,69 @@ export function canonicalAuditRecord(r: AuditRecordBody): string {
   });
 }
 
-export function auditHash(prevHash: string, record: AuditRecordBody): string {
+/** The unkeyed hash of records chained before the chain was keyed (anyone can recompute it: verify only trusts it up to `legacy_until`). */
+export function legacyAuditHash(prevHash: string, record: AuditRecordBody): string {
   return createHash('sha256').update(prevHash + canonicalAuditRecord(record), 'utf8').digest('hex');
+}
+
+/**
+ * A tenant's chain head as stored in `audit_chain_heads`: the last chained position, the last
+ * record of the old unkeyed scheme (0 when the tenant has none) and the tag binding the three.
+ */
+export interface ChainHead {
+  tenantId: string;
+  lastSeq: number;
+  lastHash: string;
+  legacyUntil: number;
+  /** HMAC over the other fields (`AuditChainKey.headTag`); null only on a head the keyed migration could not tag. */
+  tag: string | null;
+}
+
+/**
+ * The chain's key (`AUDIT_HMAC_KEY`): record hashes and head tags are HMAC-SHA256 with it, so a
+ * database writer without the key can neither recompute a rewritten record's hash nor move the
+ * head back to an earlier position it holds no tag for.
+ */
+export class AuditChainKey {
+  /** A public fingerprint of the key, for logs (which key a node uses), not a secret. */
+  readonly keyId: string;
+
+  constructor(private readonly key: Buffer) {
+    this.keyId = this.mac('audit_key_id').slice(0, 16);
+  }
+
+  /** `hash` of a keyed record. */
+  recordHash(prevHash: string, record: AuditRecordBody): string {
+    return this.mac(prevHash + canonicalAuditRecord(record));
+  }
+
+  /** `tag` of a head: HMAC over a domain-separated canonical form of tenant, position, last hash and legacy boundary. */
+  headTag(head: Omit<ChainHead, 'tag'>): string {
+    return this.mac(
+      'audit_chain_head:' +
+        canonicalJson({ tenant_id: head.tenantId, last_seq: head.lastSeq, last_hash: head.lastHash, legacy_until: head.legacyUntil }),
+    );
+  }
+
+  /** Whether the head's tag is this key's tag for it (constant time). */
+  headIsAuthentic(head: ChainHead): boolean {
+    return head.tag !== null && safeEqualHex(head.tag, this.headTag(head));
+  }
+
+  /** The hash a record must carry: keyed after the legacy boundary, unkeyed at or before it. */
+  expectedHash(prevHash: string, record: AuditRecordBody, legacyUntil: number): string {
+    return record.seq <= legacyUntil ? legacyAuditHash(prevHash, record) : this.recordHash(prevHash, record);
+  }
+
+  private mac(text: string): string {
+    return createHmac('sha256', this.key).update(text, 'utf8').digest('hex');
+  }
+}
+
+function safeEqualHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8');
+  const y = Buffer.from(b, 'utf8');
+  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /**
@@ -128,10 +194,13 @@ export interface ChainBreak {
 }
 
 /**
- * Checks one batch of consecutive records against the link before it. Returns the first break,
- * or the new link (last seq and hash) to continue from.
+ * Checks one batch of consecutive records against the link before it: `seq` follows, `prev_hash`
+ * is the previous hash and `hash` is the keyed one (the unkeyed one up to `legacyUntil`).
+ * Returns the first break, or the new link (last seq and hash) to continue from.
  */
 export function verifyBatch(
+  key: AuditChainKey,
+  legacyUntil: number,
   from: { seq: number; hash: string },
   records: AuditRecord[],
 ): { ok: true; last: { seq: number; hash: string } } | { ok: false; broken: ChainBreak; checked: number } {
@@ -141,7 +210,7 @@ export function verifyBatch(
     if (r.seq !== prev.seq + 1) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'seq_gap' }, checked: i };
     if (r.prevHash !== prev.hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'prev_hash_mismatch' }, checked: i };
     const { prevHash, hash, ...body } = r;
-    if (auditHash(prevHash, body) !== hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'hash_mismatch' }, checked: i };
+    if (key.expectedHash(prevHash, body, legacyUntil) !== hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'hash_mismatch' }, checked: i };
     prev = { seq: r.seq, hash: r.hash };
   }
   return { ok: true, last: prev };

@@ -3,7 +3,7 @@ import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { invalidCursor } from '../../../common/http/pagination';
 import { isId } from '../../../common/ids/ids';
 import { AuditFilters, AuditPage, AuditReader } from '../domain/audit-reader';
-import { AuditRecord } from '../domain/audit-record';
+import { AuditRecord, ChainHead } from '../domain/audit-record';
 import { AuditTrail } from '../domain/audit-trail';
 import { AUDIT_COLUMNS, AuditRow, auditRowToDomain } from './audit-row';
 
@@ -57,12 +57,14 @@ export class AuditTypeormReader extends AuditReader {
     return rows.map(auditRowToDomain);
   }
 
-  async head(tenantId: string): Promise<{ lastSeq: number; lastHash: string } | null> {
+  async head(tenantId: string): Promise<ChainHead | null> {
     await this.trail.flush(tenantId);
-    const rows: Array<{ last_seq: string; last_hash: string }> = await this.uow.manager.query(
-      `SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = $1`,
+    const rows: Array<{ last_seq: string; last_hash: string; legacy_until: string; tag: string }> = await this.uow.manager.query(
+      `SELECT last_seq, last_hash, legacy_until, tag FROM audit_chain_heads WHERE tenant_id = $1`,
       [tenantId],
     );
-    return rows.length ? { lastSeq: Number(rows[0].last_seq), lastHash: rows[0].last_hash } : null;
+    if (!rows.length) return null;
+    const r = rows[0];
+    return { tenantId, lastSeq: Number(r.last_seq), lastHash: r.last_hash, legacyUntil: Number(r.legacy_until), tag: r.tag };
   }
 }

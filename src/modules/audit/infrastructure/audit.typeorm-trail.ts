@@ -4,7 +4,7 @@ import { EntityManager } from 'typeorm';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { newId } from '../../../common/ids/ids';
 import type { RunEventType } from '../../events/domain/run-event';
-import { AuditRecord, auditHash, GENESIS_HASH, jsonSafe, NewAuditRecord } from '../domain/audit-record';
+import { AuditChainKey, AuditRecord, ChainHead, GENESIS_HASH, jsonSafe, NewAuditRecord } from '../domain/audit-record';
 import { AuditTrail, runEventToAuditRecord } from '../domain/audit-trail';
 import { AUDIT_COLUMNS, auditRecordToParams } from './audit-row';
 
@@ -21,6 +21,8 @@ const OUTBOX_RETRY_MS = 1000;
  * was ~40% of the SQL statements of a run). Readers flush before reading, so they never wait for it.
  */
 const OUTBOX_DRAIN_DELAY_MS = 25;
+/** How often, at most, a tenant's moved chain head is written to the log (the external anchor; see ARCHITECTURE). */
+const HEAD_ANCHOR_EVERY_MS = 60_000;
 
 /**
  * A queued record as stored in `audit_outbox.record`: a record written by `enqueue` (JSON: the
@@ -60,6 +62,16 @@ function fromQueue(q: QueuedRecord): NewAuditRecord {
   return { ...q, occurredAt: new Date(q.occurredAt) };
 }
 
+/** A chain head whose tag does not verify: the drain does not extend it. */
+class ChainHeadRefused extends Error {
+  constructor(
+    readonly tenantId: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /**
  * The audit trail on PostgreSQL. Every record is queued in `audit_outbox` first: a run event's by
  * the `run_events_audit` trigger in the statement that inserts the event (see its migration), any
@@ -81,8 +93,13 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   private stopped = false;
   private retryTimer: NodeJS.Timeout | null = null;
   private delayTimer: NodeJS.Timeout | null = null;
+  private readonly anchoredAt = new Map<string, number>();
+  private readonly refusedAt = new Map<string, number>();
 
-  constructor(private readonly uow: UnitOfWork) {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly key: AuditChainKey,
+  ) {
     super();
   }
 
@@ -176,19 +193,29 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   /** Chains the tenant's queued records, a batch per transaction, until none is left (bounded). */
   private async drainTenant(tenantId: string): Promise<void> {
     for (let round = 0; round < 1000; round++) {
-      const moved = await this.uow.dataSource.transaction(async (m) => {
-        let ids: string[] = [];
-        await this.chainQueued(m, tenantId, async () => {
-          const rows: Array<{ id: string; record: QueuedRecord }> = await m.query(
-            `SELECT id, record FROM audit_outbox WHERE tenant_id = $1 ORDER BY id LIMIT $2`,
-            [tenantId, OUTBOX_BATCH],
-          );
-          ids = rows.map((r) => r.id);
-          return rows.map((r) => fromQueue(r.record));
+      let head: Omit<ChainHead, 'tag'> | null = null;
+      let moved: number;
+      try {
+        moved = await this.uow.dataSource.transaction(async (m) => {
+          let ids: string[] = [];
+          head = await this.chainQueued(m, tenantId, async () => {
+            const rows: Array<{ id: string; record: QueuedRecord }> = await m.query(
+              `SELECT id, record FROM audit_outbox WHERE tenant_id = $1 ORDER BY id LIMIT $2`,
+              [tenantId, OUTBOX_BATCH],
+            );
+            ids = rows.map((r) => r.id);
+            return rows.map((r) => fromQueue(r.record));
+          });
+          if (ids.length > 0) await m.query(`DELETE FROM audit_outbox WHERE id = ANY($1::bigint[])`, [ids]);
+          return ids.length;
         });
-        if (ids.length > 0) await m.query(`DELETE FROM audit_outbox WHERE id = ANY($1::bigint[])`, [ids]);
-        return ids.length;
-      });
+      } catch (err) {
+        if (!(err instanceof ChainHeadRefused)) throw err;
+        // Not fatal for other tenants or for readers (verify reports the head); tried again at the next drain.
+        this.refused(err);
+        return;
+      }
+      if (head) this.anchor(head);
       if (moved < OUTBOX_BATCH) return;
     }
   }
@@ -196,20 +223,35 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   /**
    * Chains what `load` returns onto the tenant's head, in order. `load` runs once the head is
    * locked (it reads the outbox under the lock, so concurrent drainers never chain a row twice).
+   * A head whose tag does not verify (moved by someone without the key, or a node with another
+   * key) is never extended: re-tagging it would make the tampering verify. The records stay queued
+   * (nothing is lost) and verify reports the head.
    */
-  private async chainQueued(m: EntityManager, tenantId: string, load: () => Promise<NewAuditRecord[]>): Promise<void> {
-    await m.query(`INSERT INTO audit_chain_heads (tenant_id, last_seq, last_hash) VALUES ($1, 0, $2) ON CONFLICT (tenant_id) DO NOTHING`, [
-      tenantId,
-      GENESIS_HASH,
-    ]);
-    const heads: Array<{ last_seq: string; last_hash: string }> = await m.query(
-      `SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = $1 FOR UPDATE`,
-      [tenantId],
+  private async chainQueued(m: EntityManager, tenantId: string, load: () => Promise<NewAuditRecord[]>): Promise<Omit<ChainHead, 'tag'> | null> {
+    const genesis = { tenantId, lastSeq: 0, lastHash: GENESIS_HASH, legacyUntil: 0 };
+    // Creates the head if missing and locks it: one round trip (SECURITY DEFINER: the service's role may not UPDATE heads).
+    const rows: Array<{ last_seq: string; last_hash: string; legacy_until: string; tag: string }> = await m.query(
+      `SELECT last_seq, last_hash, legacy_until, tag FROM audit_chain_lock($1, $2)`,
+      [tenantId, this.key.headTag(genesis)],
     );
+    const head: ChainHead = {
+      tenantId,
+      lastSeq: Number(rows[0].last_seq),
+      lastHash: rows[0].last_hash,
+      legacyUntil: Number(rows[0].legacy_until),
+      tag: rows[0].tag,
+    };
+    if (!this.key.headIsAuthentic(head)) {
+      throw new ChainHeadRefused(
+        tenantId,
+        `the audit chain head of tenant ${tenantId} (seq ${head.lastSeq}) does not verify with this node's AUDIT_HMAC_KEY (key id ${this.key.keyId}): ` +
+          'it was changed without the key, or nodes use different keys; its records stay queued',
+      );
+    }
     const records = await load();
-    if (records.length === 0) return;
-    let seq = Number(heads[0].last_seq);
-    let prevHash = heads[0].last_hash;
+    if (records.length === 0) return null;
+    let seq = head.lastSeq;
+    let prevHash = head.lastHash;
     const now = new Date();
     const chained: AuditRecord[] = records.map((r) => {
       seq += 1;
@@ -231,7 +273,7 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
         status: r.status ?? null,
         data: (jsonSafe(r.data ?? {}) ?? {}) as Record<string, unknown>,
       };
-      const hash = auditHash(prevHash, body);
+      const hash = this.key.recordHash(prevHash, body);
       const record: AuditRecord = { ...body, prevHash, hash };
       prevHash = hash;
       return record;
@@ -246,6 +288,33 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
       });
       await m.query(`INSERT INTO audit_records (${AUDIT_COLUMNS}) VALUES ${tuples.join(', ')}`, params);
     }
-    await m.query(`UPDATE audit_chain_heads SET last_seq = $2, last_hash = $3 WHERE tenant_id = $1`, [tenantId, seq, prevHash]);
+    const moved = { tenantId, lastSeq: seq, lastHash: prevHash, legacyUntil: head.legacyUntil };
+    const [advanced]: Array<{ ok: boolean }> = await m.query(`SELECT audit_chain_advance($1, $2, $3, $4) AS ok`, [
+      tenantId,
+      seq,
+      prevHash,
+      this.key.headTag(moved),
+    ]);
+    if (!advanced?.ok) throw new Error(`the audit chain head of tenant ${tenantId} did not move to seq ${seq}`);
+    return moved;
+  }
+
+  /**
+   * The cheap external anchor: the head, at most once a minute per tenant, in the log (which a
+   * database writer does not control). A later head with a lower seq than a logged one, or another
+   * hash at a logged seq, shows a replayed (rewound) head even where verify cannot.
+   */
+  private refused(err: ChainHeadRefused): void {
+    const now = Date.now();
+    if (now - (this.refusedAt.get(err.tenantId) ?? 0) < HEAD_ANCHOR_EVERY_MS) return;
+    this.refusedAt.set(err.tenantId, now);
+    this.logger.error(err.message);
+  }
+
+  private anchor(head: Omit<ChainHead, 'tag'>): void {
+    const now = Date.now();
+    if (now - (this.anchoredAt.get(head.tenantId) ?? 0) < HEAD_ANCHOR_EVERY_MS) return;
+    this.anchoredAt.set(head.tenantId, now);
+    this.logger.log(`audit chain head: tenant_id=${head.tenantId} seq=${head.lastSeq} hash=${head.lastHash} key_id=${this.key.keyId}`);
   }
 }

@@ -45,7 +45,9 @@ export class AuditRecordResponseDto {
   prev_hash!: string;
   @ApiProperty({
     example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
-    description: 'hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace).',
+    description:
+      "hex HMAC-SHA256, keyed with the UTF-8 bytes of the server's AUDIT_HMAC_KEY, of UTF-8 (prev_hash + canonical JSON of this record without object, " +
+      'prev_hash and hash; keys sorted at every depth, no whitespace). Records chained before the chain was keyed: hex SHA-256 of the same bytes.',
   })
   hash!: string;
 }
@@ -61,8 +63,15 @@ export class AuditRecordListResponseDto {
 export class ChainBreakDto {
   @ApiProperty({ nullable: true, type: String, example: 'aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B', description: 'null when the record is missing.' })
   id!: string | null;
-  @ApiProperty({ example: 17 }) seq!: number;
-  @ApiProperty({ enum: ['hash_mismatch', 'prev_hash_mismatch', 'seq_gap', 'chain_head_mismatch'], example: 'hash_mismatch' }) reason!: string;
+  @ApiProperty({ example: 17, description: 'The first record that fails (for `chain_head_mismatch`: the head position).' }) seq!: number;
+  @ApiProperty({
+    enum: ['hash_mismatch', 'prev_hash_mismatch', 'seq_gap', 'chain_head_mismatch'],
+    example: 'hash_mismatch',
+    description:
+      '`hash_mismatch`: the record was changed (or rehashed without the key); `prev_hash_mismatch`: it does not link to the one before; ' +
+      '`seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head\'s tag is not the key\'s (tail removed, head moved back).',
+  })
+  reason!: string;
 }
 
 export class AuditVerifyResponseDto {
