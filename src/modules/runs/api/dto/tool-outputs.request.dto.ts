@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsObject, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 
 export class ToolOutputErrorDto {
   @ApiPropertyOptional({ example: 'tool_failed' })
@@ -28,6 +28,7 @@ export class ToolOutputDto {
 
   @ApiPropertyOptional({ type: ToolOutputErrorDto })
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => ToolOutputErrorDto)
   error?: ToolOutputErrorDto;
@@ -38,6 +39,7 @@ export class SubmitToolOutputsRequestDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => ToolOutputDto)
   tool_outputs!: ToolOutputDto[];
