@@ -5,7 +5,7 @@ import fastifyStatic from '@fastify/static';
 import { join } from 'node:path';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
 import { AppConfig } from './common/config/app-config';
 import { projectRoot } from './common/config/project-root';
@@ -104,7 +104,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
 
   // The web console (console/ at the repo root): public static files; the page asks for the API key.
-  await app.register(fastifyStatic as never, { root: join(projectRoot(), 'console'), prefix: '/console/', decorateReply: false, cacheControl: false });
+  // In a scope of its own: a path the file server refuses (403 for `..` that leaves the root) is
+  // simply not found there (404 not_found), not an API-key "forbidden" on a route without keys.
+  await app.register((async (scope: FastifyInstance) => {
+    scope.setErrorHandler((err: { statusCode?: number }, _req: FastifyRequest, reply: FastifyReply) => {
+      if (err.statusCode === 403) return reply.callNotFound();
+      throw err;
+    });
+    await scope.register(fastifyStatic, { root: join(projectRoot(), 'console'), prefix: '/console/', decorateReply: false, cacheControl: false });
+  }) as never);
   fastify.get('/console', (_req: FastifyRequest, reply: FastifyReply) => reply.redirect('/console/', 302));
 
   if (config.docsEnabled) {
