@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 import { createSession, isTerminal, startRun, userInput, waitForRun } from '../helpers/runs';
@@ -134,7 +135,9 @@ function resolve(doc: any, s: Schema): Schema {
 function valueOf(doc: any, schema: Schema, depth = 0): fc.Arbitrary<unknown> {
   const s = resolve(doc, schema);
   const valid = validOf(doc, s, depth);
-  return fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: hostileValue });
+  // An object where one is expected is also tried as the wrong container or a scalar.
+  const wrongShape = s.properties || s.type === 'object' ? [{ weight: 1, arbitrary: fc.constantFrom<unknown>([], [{}], [[]], 'x', 5, null) }] : [];
+  return fc.oneof({ weight: 6, arbitrary: valid }, { weight: 1, arbitrary: hostileValue }, ...wrongShape);
 }
 
 function validOf(doc: any, s: Schema, depth: number): fc.Arbitrary<unknown> {
@@ -145,7 +148,8 @@ function validOf(doc: any, s: Schema, depth: number): fc.Arbitrary<unknown> {
     case 'number': {
       const min = s.minimum ?? 0;
       const max = s.maximum ?? Math.max(min + 1000, 1000);
-      return fc.oneof(fc.integer({ min, max }), fc.constantFrom(min, max, min - 1, max + 1));
+      // The bounds, just outside them, and the integer sizes of the database and of JavaScript.
+      return fc.oneof(fc.integer({ min, max }), fc.constantFrom(min, max, min - 1, max + 1, 2 ** 31 - 1, 2 ** 31, 2 ** 53, -(2 ** 31) - 1));
     }
     case 'boolean':
       return fc.boolean();
@@ -445,6 +449,8 @@ describe('fuzzing every operation of /docs-json', () => {
       }),
     );
     process.stdout.write(`fuzz: ${sent} sent, by status: ${JSON.stringify(Object.fromEntries([...statuses].sort((a, b) => a[0] - b[0])))}; ${problems.length} problems\n`);
+    // FUZZ_REPORT=<file>: every problem, one a line (the assertion shows the first 15).
+    if (process.env.FUZZ_REPORT) writeFileSync(process.env.FUZZ_REPORT, problems.join('\n') + '\n');
     expect(sent).toBeGreaterThanOrEqual(2000);
     expect(problems.slice(0, 15)).toEqual([]);
 
