@@ -1527,7 +1527,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -1564,7 +1564,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2023,7 +2023,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2049,7 +2049,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2119,7 +2119,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2146,7 +2146,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing. */
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2350,7 +2350,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2375,7 +2375,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2515,7 +2515,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2538,7 +2538,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2674,7 +2674,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2699,7 +2699,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2834,7 +2834,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2856,7 +2856,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing. */
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3282,7 +3282,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key": string;
             };
             path: {
@@ -3317,7 +3317,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
