@@ -404,12 +404,13 @@ async function fixturesFor(t: TestApp): Promise<Fixtures> {
 
 describe('fuzzing every operation of /docs-json', () => {
   let t: TestApp;
+  // Jest often runs this (long) suite first, when the app's first start also pays for the transform.
   beforeAll(async () => {
     t = await startTestApp();
-  });
+  }, 120_000);
   afterAll(async () => {
-    await t.close();
-  });
+    await t?.close();
+  }, 60_000);
 
   it(`${TOTAL} requests: no 5xx, the envelope and X-Request-Id on every error, no stack or SQL, healthy afterwards`, async () => {
     process.stdout.write(`fuzz: seed ${SEED}, ${TOTAL} requests (replay: FUZZ_SEED=${SEED} FUZZ_REQUESTS=${TOTAL})\n`);
