@@ -7,12 +7,12 @@ import { DomainError } from '../errors/domain-error';
 export type SortOrder = 'asc' | 'desc';
 
 /**
- * An integer query parameter is plain decimal digits (`limit=5`); anything else (`0x10`, ` 5`,
- * `1e1`, `+5`, `5.0`, a repeated parameter) stays as it came and fails `@IsInt` (400), where
- * `Number()` would have read `0x10` as 16 and ` 5` as 5.
+ * An integer query parameter is plain decimal digits, optionally negative (`limit=5`; `limit=-1`
+ * is then out of range); anything else (`0x10`, ` 5`, `1e1`, `+5`, `5.0`, a repeated parameter)
+ * stays as it came and fails `@IsInt` (400), where `Number()` read `0x10` as 16 and ` 5` as 5.
  */
 export function toDecimalInt({ value }: { value: unknown }): unknown {
-  return typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : value;
+  return typeof value === 'string' && /^-?[0-9]{1,15}$/.test(value) ? Number(value) : value;
 }
 
 /** `after`, `limit`, `order` of every collection GET (CONTRACT section 4). */
