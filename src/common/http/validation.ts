@@ -18,6 +18,7 @@ const RULE_RANK: Record<string, number> = {
   isBoolean: 1,
   isArray: 1,
   isObject: 1,
+  isObjectItems: 2,
   isDate: 1,
   nestedValidation: 2,
   isIn: 3,

@@ -17,7 +17,7 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsStringMap } from '../../../../common/http/string-map.validator';
+import { IsObjectItems, IsStringMap } from '../../../../common/http/string-map.validator';
 import { INT32_MAX } from '../../../../common/http/validation';
 
 export class InputContentPartDto {
@@ -48,7 +48,7 @@ export class RunInputDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
-  @IsObject({ each: true })
+  @IsObjectItems()
   @ValidateNested({ each: true })
   @Type(() => InputContentPartDto)
   content!: InputContentPartDto[];

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
+import { IsObjectItems } from '../../../../common/http/string-map.validator';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsObject, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 
 export class ToolOutputErrorDto {
@@ -39,7 +40,7 @@ export class SubmitToolOutputsRequestDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
-  @IsObject({ each: true })
+  @IsObjectItems()
   @ValidateNested({ each: true })
   @Type(() => ToolOutputDto)
   tool_outputs!: ToolOutputDto[];
