@@ -5,11 +5,13 @@ import fastifyStatic from '@fastify/static';
 import { join } from 'node:path';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
 import { AppConfig } from './common/config/app-config';
 import { projectRoot } from './common/config/project-root';
 import { newId } from './common/ids/ids';
+import { DomainError } from './common/errors/domain-error';
+import { exceedsJsonDepth, JSON_MAX_DEPTH } from './common/text/json-depth';
 import { registerHttpLogging } from './common/logging/http-logging';
 import { createRootLogger, PinoNestLogger } from './common/logging/logger';
 import { httpMetricsObserver } from './common/metrics/http-metrics';
@@ -33,6 +35,11 @@ with the same key and body replays the stored response with \`Idempotent-Replaye
 **Pagination**: collections take \`after\`, \`limit\` (1..100) and \`order\` and answer
 \`{"object":"list","data":[...],"first_id","last_id","has_more"}\`.
 `.trim();
+
+function bodyTooDeep(): Error {
+  const message = `nests deeper than ${JSON_MAX_DEPTH} levels`;
+  return Object.assign(new DomainError('invalid_request', `the JSON body ${message}`, { errors: [{ field: 'body', message }] }), { statusCode: 400 });
+}
 
 /** Builds the Nest application (not yet listening). Used by main.ts and by the e2e tests. */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
@@ -81,6 +88,9 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   fastify.removeContentTypeParser('application/json');
   fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
     if (body === '' || (Buffer.isBuffer(body) && body.length === 0)) return done(null, undefined);
+    // Depth first, before any parse: recursive code after it (validation, canonical JSON, jsonb)
+    // would overflow its stack on a few thousand levels, in fields rejected later as unknown too.
+    if (exceedsJsonDepth(String(body))) return done(bodyTooDeep());
     return parseJson(req, body as string, done as never);
   });
   // Multipart is parsed lazily (streamed by the handler) and only on routes that opt in with
@@ -94,7 +104,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   });
 
   // The web console (console/ at the repo root): public static files; the page asks for the API key.
-  await app.register(fastifyStatic as never, { root: join(projectRoot(), 'console'), prefix: '/console/', decorateReply: false, cacheControl: false });
+  // In a scope of its own: a path the file server refuses (403 for `..` that leaves the root) is
+  // simply not found there (404 not_found), not an API-key "forbidden" on a route without keys.
+  await app.register((async (scope: FastifyInstance) => {
+    scope.setErrorHandler((err: { statusCode?: number }, _req: FastifyRequest, reply: FastifyReply) => {
+      if (err.statusCode === 403) return reply.callNotFound();
+      throw err;
+    });
+    await scope.register(fastifyStatic, { root: join(projectRoot(), 'console'), prefix: '/console/', decorateReply: false, cacheControl: false });
+  }) as never);
   fastify.get('/console', (_req: FastifyRequest, reply: FastifyReply) => reply.redirect('/console/', 302));
 
   if (config.docsEnabled) {

@@ -11,6 +11,7 @@ import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { HealthController } from './common/health/health.controller';
 import { MetricsModule } from './common/metrics/metrics.module';
 import { ContractValidationPipe } from './common/http/validation';
+import { PathIdGuard } from './common/http/path-ids';
 import { AgentsModule } from './modules/agents/agents.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AttachmentsModule } from './modules/attachments/attachments.module';
@@ -46,6 +47,8 @@ export class AppModule {
       providers: [
         ApiKeysService,
         { provide: APP_GUARD, useClass: AuthGuard },
+        // After AuthGuard (registration order): a malformed path id is its resource's 404.
+        { provide: APP_GUARD, useClass: PathIdGuard },
         { provide: APP_PIPE, useClass: ContractValidationPipe },
         { provide: APP_FILTER, useClass: AllExceptionsFilter },
       ],

@@ -1531,7 +1531,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -1568,7 +1568,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2027,7 +2027,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2053,7 +2053,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2123,7 +2123,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2150,7 +2150,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing. */
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2354,7 +2354,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2379,7 +2379,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2519,7 +2519,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2542,7 +2542,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2678,7 +2678,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2703,7 +2703,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -2838,7 +2838,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2860,7 +2860,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing. */
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3286,7 +3286,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
                 "Idempotency-Key": string;
             };
             path: {
@@ -3321,7 +3321,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {

@@ -4,7 +4,7 @@ import { DomainError } from '../errors/domain-error';
 import { ApiKeysService, requestKeyHash } from './api-keys.service';
 import { ADMIN_ONLY, AuthedRequest, PUBLIC_ROUTE } from './auth.decorators';
 
-const BEARER = /^Bearer\s+([A-Za-z0-9_-]{1,512})\s*$/i;
+export const BEARER = /^Bearer\s+([A-Za-z0-9_-]{1,512})\s*$/i;
 
 /** Global guard: `Authorization: Bearer <key>` on every route not marked @Public(). */
 @Injectable()

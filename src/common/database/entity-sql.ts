@@ -1,3 +1,4 @@
+import { toJsonb } from './jsonb';
 import { DataSource } from 'typeorm';
 
 export interface EntityColumn<T> {
@@ -55,7 +56,7 @@ export class EntitySql<T extends object> {
     for (const c of this.columns()) {
       const v = row[c.property];
       if (v === undefined) continue;
-      params.push(c.json && v !== null ? JSON.stringify(v) : v);
+      params.push(c.json && v !== null ? toJsonb(v) : v);
       names.push(c.column);
       casts.push(c.json ? '::jsonb' : '');
     }

@@ -1,10 +1,19 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { SelectQueryBuilder, ObjectLiteral } from 'typeorm';
 import { DomainError } from '../errors/domain-error';
 
 export type SortOrder = 'asc' | 'desc';
+
+/**
+ * An integer query parameter is plain decimal digits, optionally negative (`limit=5`; `limit=-1`
+ * is then out of range); anything else (`0x10`, ` 5`, `1e1`, `+5`, `5.0`, a repeated parameter)
+ * stays as it came and fails `@IsInt` (400), where `Number()` read `0x10` as 16 and ` 5` as 5.
+ */
+export function toDecimalInt({ value }: { value: unknown }): unknown {
+  return typeof value === 'string' && /^-?[0-9]{1,15}$/.test(value) ? Number(value) : value;
+}
 
 /** `after`, `limit`, `order` of every collection GET (CONTRACT section 4). */
 export class ListQueryDto {
@@ -16,7 +25,7 @@ export class ListQueryDto {
 
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
   @IsOptional()
-  @Type(() => Number)
+  @Transform(toDecimalInt)
   @IsInt()
   @Min(1)
   @Max(100)

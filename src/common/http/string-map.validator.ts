@@ -21,3 +21,23 @@ export function IsStringMap(maxKeys = 16, maxValue = 512, options?: ValidationOp
       },
     });
 }
+
+/**
+ * Every item of an array is a JSON object (not an array, not a scalar): `@ValidateNested({ each: true })`
+ * alone lets `[[]]` through, and the handler then met an array where it expected a part. A value
+ * that is not an array passes here (its own `@IsArray` reports it).
+ */
+export function IsObjectItems(options?: ValidationOptions) {
+  return (object: object, propertyName: string) =>
+    registerDecorator({
+      name: 'isObjectItems',
+      target: object.constructor,
+      propertyName,
+      options: { message: `${propertyName} must contain only objects`, ...options },
+      validator: {
+        validate(value: unknown) {
+          return !Array.isArray(value) || value.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v));
+        },
+      },
+    });
+}

@@ -1,6 +1,6 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
 import { DomainError, FieldError } from '../errors/domain-error';
-import { findNul } from '../text/nul';
+import { findUnsafeText } from '../text/unsafe-text';
 
 /**
  * How relevant a failed class-validator rule is for the client, lowest first: the field should
@@ -18,6 +18,7 @@ const RULE_RANK: Record<string, number> = {
   isBoolean: 1,
   isArray: 1,
   isObject: 1,
+  isObjectItems: 2,
   isDate: 1,
   nestedValidation: 2,
   isIn: 3,
@@ -34,6 +35,9 @@ const RULE_RANK: Record<string, number> = {
   isNotEmpty: 5,
 };
 const DEFAULT_RANK = 4;
+
+/** The largest `integer` column value (revisions are int4): integer fields compared with one are bounded by it. */
+export const INT32_MAX = 2_147_483_647;
 
 /** `input.content[0].text`: array items by index (as the U+0000 check names them), properties by dot. */
 function childPath(parent: string, property: string): string {
@@ -100,13 +104,13 @@ export class ContractValidationPipe implements PipeTransform {
       }
     }
     if (isDto && (metadata.type === 'body' || metadata.type === 'query')) {
-      const field = findNul(value);
-      if (field) {
-        throw new DomainError('invalid_request', `${field} contains a NUL character (U+0000), which is not allowed`, {
-          errors: [{ field, message: 'must not contain U+0000' }],
-        });
+      // Unsafe text (U+0000, lone surrogates) cannot be stored: rejected here, before anything runs.
+      const unsafe = findUnsafeText(value);
+      if (unsafe) {
+        throw new DomainError('invalid_request', `${unsafe.field} ${unsafe.problem}`, { errors: [{ field: unsafe.field, message: unsafe.problem }] });
       }
     }
     return this.inner.transform(value, metadata);
   }
 }
+

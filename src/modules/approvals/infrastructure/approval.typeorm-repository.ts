@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { toJsonb } from '../../../common/database/jsonb';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { queryRows } from '../../../common/database/sql';
 import { invalidCursor } from '../../../common/http/pagination';
@@ -55,7 +56,7 @@ export class ApprovalTypeormRepository extends ApprovalRepository {
     await this.uow.manager.query(
       `INSERT INTO approvals (id, tenant_id, subject_id, session_id, run_id, tool_call_id, tool_name, arguments, risk, status, version, created_at, expires_at)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $11, $12, $13)`,
-      [p.id, p.tenantId, p.subjectId, p.sessionId, p.runId, p.toolCallId, p.toolName, JSON.stringify(p.arguments ?? {}), p.risk, p.status, p.version, p.createdAt, p.expiresAt],
+      [p.id, p.tenantId, p.subjectId, p.sessionId, p.runId, p.toolCallId, p.toolName, toJsonb(p.arguments ?? {}), p.risk, p.status, p.version, p.createdAt, p.expiresAt],
     );
   }
 

@@ -133,7 +133,8 @@ export class AttachmentsController {
       // Decided before a byte of the body is read.
       const header = req.headers['idempotency-key'];
       const key = Array.isArray(header) ? header[0] : header;
-      if (key === undefined || key === '') throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
+      // Present but empty is a malformed key, not a missing one (see IdempotentExecutor).
+      if (key === undefined) throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
       if (!isValidIdempotencyKey(key)) throw invalid('Idempotency-Key', 'must be 1..255 printable ASCII characters');
 
       const maxBytes = this.config.attachmentMaxBytes;

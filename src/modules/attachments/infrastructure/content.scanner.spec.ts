@@ -100,4 +100,27 @@ describe('ContentScanner', () => {
   it('accepts multi-byte UTF-8 split across chunks', async () => {
     await expect(scan('u.txt', Buffer.from('ééééé ✓✓✓ 😀😀'), 1)).resolves.toEqual({ verdict: 'clean', mediaType: 'text/plain' });
   });
+
+  describe('text with a byte order mark', () => {
+    const utf16le = (t: string) => Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(t, 'utf16le')]);
+    const utf16be = (t: string) => Buffer.from(utf16le(t).swap16());
+
+    it.each([
+      ['UTF-16LE', 'notes.txt', utf16le('Hello, world ✓ 😀\r\n'), 'text/plain'],
+      ['UTF-16BE', 'notes.txt', utf16be('Hello, world ✓ 😀\r\n'), 'text/plain'],
+      ['UTF-16LE markdown', 'a.md', utf16le('# Title\n'), 'text/markdown'],
+      ['UTF-16LE JSON', 'a.json', utf16le('{"a": [1, 2]}'), 'application/json'],
+      ['UTF-8 with BOM', 'notes.txt', Buffer.from('\ufeffHello'), 'text/plain'],
+    ])('%s is text, not audio/mpeg', async (_name, filename, content, type) => {
+      await expect(scan(filename, content)).resolves.toEqual({ verdict: 'clean', mediaType: type });
+      await expect(scan(filename, content, 1)).resolves.toEqual({ verdict: 'clean', mediaType: type });
+    });
+
+    it('rejects what a UTF-16 mark does not make text: U+0000, lone surrogates, invalid JSON', async () => {
+      await expect(scan('a.txt', utf16le('a\u0000b'))).resolves.toMatchObject({ verdict: 'rejected', reason: 'type_not_allowed' });
+      const lone = Buffer.concat([utf16le('ab'), Buffer.from([0x00, 0xd8]), Buffer.from('c', 'utf16le')]);
+      await expect(scan('a.txt', lone)).resolves.toMatchObject({ verdict: 'rejected' });
+      await expect(scan('a.json', utf16le('{"a":'))).resolves.toMatchObject({ verdict: 'rejected', reason: 'invalid_content' });
+    });
+  });
 });

@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import { TextDecoder } from 'node:util';
 import { extensionOf } from '../domain/filename';
+import { utf16Encoding } from '../domain/text-encoding';
 import { AllowedMediaType, isAllowedMediaType, ScanInput, Scanner, ScanVerdict } from '../domain/scanner';
 
 type FileTypeModule = typeof import('file-type/core');
@@ -87,13 +89,40 @@ export class ContentScanner extends Scanner {
     let tail = Buffer.alloc(0); // the last bytes of the previous chunk: a signature may straddle chunks
     let eicar = false;
     let hasNul = false;
+    // "Decodes as text": UTF-8, or UTF-16 when the content starts with a UTF-16 byte order mark
+    // (decided by the first two bytes; UTF-16 text is full of zero bytes, so there U+0000 is
+    // looked for in the decoded text instead of the bytes).
     let utf8 = true;
-    const decoder = new TextDecoder('utf-8', { fatal: true });
+    let utf16 = false;
+    let decoder: TextDecoder | null = null;
+    let first = Buffer.alloc(0);
     const wantText = ext === 'json' || ext === 'csv';
     let text = '';
     let textTooLarge = false;
     let csvInQuotes = false;
     let total = 0;
+
+    const decode = (chunk: Buffer, flush: boolean) => {
+      if (!decoder) {
+        const encoding = utf16Encoding(chunk);
+        utf16 = encoding !== null;
+        decoder = new TextDecoder(encoding ?? 'utf-8', { fatal: true });
+      }
+      if (!utf16 && !hasNul && chunk.includes(0)) hasNul = true;
+      if (!utf8 || hasNul) return;
+      try {
+        const part = flush ? decoder.decode(chunk) : decoder.decode(chunk, { stream: true });
+        if (utf16 && part.includes('\u0000')) hasNul = true;
+        if (wantText) {
+          if (ext === 'csv') {
+            for (const ch of part) if (ch === '"') csvInQuotes = !csvInQuotes;
+          } else if (text.length + part.length <= MAX_JSON_CHECK_BYTES) text += part;
+          else textTooLarge = true;
+        }
+      } catch {
+        utf8 = false;
+      }
+    };
 
     for await (const chunk of input.content) {
       total += chunk.length;
@@ -101,29 +130,14 @@ export class ContentScanner extends Scanner {
       const window = tail.length ? Buffer.concat([tail, chunk]) : chunk;
       if (!eicar && window.includes(EICAR_SIGNATURE)) eicar = true;
       tail = Buffer.from(window.subarray(Math.max(0, window.length - (EICAR_SIGNATURE.length - 1))));
-      if (!hasNul && chunk.includes(0)) hasNul = true;
-      if (utf8 && !hasNul) {
-        try {
-          const part = decoder.decode(chunk, { stream: true });
-          if (wantText) {
-            if (ext === 'csv') {
-              for (const ch of part) if (ch === '"') csvInQuotes = !csvInQuotes;
-            } else if (text.length + part.length <= MAX_JSON_CHECK_BYTES) text += part;
-            else textTooLarge = true;
-          }
-        } catch {
-          utf8 = false;
-        }
+      if (decoder) decode(chunk, false);
+      else {
+        // The encoding is decided by the first two bytes.
+        first = Buffer.concat([first, chunk]);
+        if (first.length >= 2) decode(first, false);
       }
     }
-    if (utf8 && !hasNul) {
-      try {
-        const rest = decoder.decode();
-        if (ext === 'json') text += rest;
-      } catch {
-        utf8 = false;
-      }
-    }
+    decode(decoder ? Buffer.alloc(0) : first, true);
 
     if (eicar) return { verdict: 'rejected', reason: 'malware_detected', detail: 'the EICAR test signature was found', mediaType: null };
     if (total === 0) return { verdict: 'rejected', reason: 'empty_file', detail: 'the file is empty', mediaType: null };
@@ -133,7 +147,8 @@ export class ContentScanner extends Scanner {
     if (exe) return { verdict: 'rejected', reason: 'executable', detail: `executable content (${exe.name})`, mediaType: null };
 
     const { fileTypeFromBuffer } = await loadFileType();
-    let detected = await fileTypeFromBuffer(head);
+    // UTF-16 text with its byte order mark: file-type would take FF FE for an MPEG audio frame.
+    let detected = utf16 && utf8 && !hasNul ? undefined : await fileTypeFromBuffer(head);
     // file-type calls anything starting with "MZ" a PE image; real ones have NULs in the header.
     if (detected?.mime === 'application/x-msdownload' && utf8 && !hasNul) detected = undefined;
     if (detected) {

@@ -1,4 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { sanitizeText } from '../../../common/text/unsafe-text';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
 
 /** `prev_hash` of the first record of every tenant's chain. */
@@ -168,16 +169,14 @@ export function jsonSafe(value: unknown): unknown {
   return clean(parsed);
 }
 
-const UNSAFE_CHARS = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-
 function clean(v: unknown): unknown {
-  if (typeof v === 'string') return v.replace(UNSAFE_CHARS, '\uFFFD');
+  if (typeof v === 'string') return sanitizeText(v);
   if (Array.isArray(v)) return v.map(clean);
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) {
       // defineProperty: a "__proto__" key stays an own data property.
-      Object.defineProperty(out, k.replace(UNSAFE_CHARS, '\uFFFD'), { value: clean(x), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, sanitizeText(k), { value: clean(x), enumerable: true, writable: true, configurable: true });
     }
     return out;
   }

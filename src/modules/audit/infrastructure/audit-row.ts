@@ -1,3 +1,4 @@
+import { toJsonb } from '../../../common/database/jsonb';
 import { AuditRecord } from '../domain/audit-record';
 
 /** A row of `audit_records` as the pg driver returns it (bigint as string). */
@@ -66,7 +67,7 @@ export function auditRecordToParams(r: AuditRecord): unknown[] {
     r.requestId,
     r.outcome,
     r.status,
-    JSON.stringify(r.data),
+    toJsonb(r.data),
     r.prevHash,
     r.hash,
   ];

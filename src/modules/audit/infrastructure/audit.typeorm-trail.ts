@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DbPriority } from '../../../common/database/db-priority';
+import { toJsonb } from '../../../common/database/jsonb';
 import { EntityManager } from 'typeorm';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { newId } from '../../../common/ids/ids';
@@ -133,7 +134,8 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
       ctes: {
         params: [
           records.map((r) => r.tenantId),
-          records.map((r) => JSON.stringify({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} })),
+          // toJsonb: every field, not only data, may carry what a request sent (a path id with U+0000).
+          records.map((r) => toJsonb({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} })),
         ],
         sql: (o) => `audit_enqueue AS (
           INSERT INTO audit_outbox (tenant_id, record)

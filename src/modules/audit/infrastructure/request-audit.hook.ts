@@ -1,8 +1,10 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthedRequest } from '../../../common/auth/auth.decorators';
+import { ApiKeysService, requestKeyHash } from '../../../common/auth/api-keys.service';
+import { BEARER } from '../../../common/auth/auth.guard';
 import type { Principal } from '../../../common/auth/principal';
 import { GetRunOwnerQuery } from '../../events/application/get-run-owner.query';
 import { describeRequest, isAuditedRequest, needsRunSessionLookup, notedAuditSession } from '../application/describe-request';
@@ -25,7 +27,10 @@ import type { BatchWrite } from '../../../common/database/unit-of-work';
  * crash between the command's commit and this write loses the request record (the run events,
  * written inside the event store's transaction, are never lost that way), and an audit write
  * that fails is logged but does not turn an already committed change into an error response.
- * Requests that fail authentication (no principal, hence no tenant) are not recorded.
+ * A request turned away before the auth guard ran (a body the parser refused: malformed, too
+ * deep, too large, a wrong content type) is recorded too, as the caller its API key names; requests
+ * without a known key (no tenant) and rate-limited ones (refused before they reach the service;
+ * recording a flood would turn it into writes) are not.
  *
  * A successful idempotent POST writes its record with the change instead (`writeFor`, called by
  * IdempotentExecutor inside the statement that stores the response): the same record, one round
@@ -40,11 +45,13 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
   private readonly logger = new Logger('Audit');
   /** Requests whose record their operation's statement already wrote (`writeFor`). */
   private readonly done = new WeakSet<object>();
+  private keys: ApiKeysService | undefined;
 
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly trail: AuditTrail,
     private readonly queries: QueryBus,
+    private readonly moduleRef: ModuleRef,
   ) {
     super();
   }
@@ -90,15 +97,29 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
   }
 
   private async record(req: AuthedRequest, reply: FastifyReply, payload: unknown): Promise<void> {
-    const principal = req.principal;
-    if (!principal || this.done.has(req) || !isAuditedRequest(req.method, req.url)) return;
+    if (this.done.has(req) || !isAuditedRequest(req.method, req.url)) return;
     try {
+      const principal = req.principal ?? (await this.callerOfRejected(req, reply.statusCode));
+      if (!principal) return;
       const record = this.describe(req, principal, reply.statusCode, parseJson(payload), reply.getHeader('idempotent-replayed') === 'true');
       if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
       await this.trail.enqueue([record]);
     } catch (err) {
       this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * The caller of a request that was answered before the auth guard ran (its body was refused
+   * while parsing), by its API key; null without a known key, and for 401 and 429.
+   */
+  private async callerOfRejected(req: FastifyRequest, status: number): Promise<Principal | null> {
+    if (status === 401 || status === 429) return null;
+    const header = req.headers.authorization;
+    const match = typeof header === 'string' ? BEARER.exec(header) : null;
+    if (!match) return null;
+    const keys: ApiKeysService = this.keys ?? (this.keys = this.moduleRef.get(ApiKeysService, { strict: false }) as ApiKeysService);
+    return keys.authenticateHash(requestKeyHash(req, match[1]));
   }
 
   /** The run's session if the caller may see the run; null otherwise (or if the lookup fails). */

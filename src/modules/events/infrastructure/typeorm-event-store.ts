@@ -1,5 +1,5 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { jsonbOrdered } from '../../../common/database/jsonb';
+import { jsonbOrdered, toJsonb } from '../../../common/database/jsonb';
 import { RecentEvents } from '../application/recent-events';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { Metrics } from '../../../common/metrics/metrics';
@@ -84,7 +84,7 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       // The run_events trigger queues their audit records; with a database notifier the
       // notification is sent by the same statement (delivered at commit, as `announce` would).
       const channel = this.notifier.inlineChannel;
-      const payloads = events.map((e) => JSON.stringify(e.data ?? {}));
+      const payloads = events.map((e) => toJsonb(e.data ?? {}));
       // This node's streams of the run or session get the committed rows from the writer (below),
       // and its hub then skips the notification (marked with the origin).
       const handOver = this.recent?.wants(owner.runId, owner.sessionId) ? this.recent : undefined;

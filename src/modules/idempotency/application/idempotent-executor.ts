@@ -64,7 +64,9 @@ export class IdempotentExecutor {
   async execute(req: Req, reply: FastifyReply, options: IdempotencyOptions, op: () => Promise<HttpOutcome | DeferredOutcome>): Promise<void> {
     const header = req.headers['idempotency-key'];
     const key = Array.isArray(header) ? header[0] : header;
-    if (key === undefined || key === '') {
+    // A header that is present but empty (`Idempotency-Key: ""`) is not "no key": it is a key
+    // outside 1..255 printable ASCII, 400 invalid_request below, on every route alike.
+    if (key === undefined) {
       if (options.required) throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
       const { outcome, stored } = await this.unit(req, options, op, () => null);
       return this.send(reply, isDeferred(outcome) ? this.toStored(await this.finalizeSafely(outcome)) : stored, false);

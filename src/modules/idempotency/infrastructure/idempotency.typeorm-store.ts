@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { ClaimResult, IdempotencyKeyTaken, IdempotencyScope, IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
@@ -75,7 +76,7 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
   insertCompleted(s: IdempotencyScope, fingerprint: string, r: StoredResponse, ttlMs: number): BatchWrite {
     return {
       ctes: {
-        params: [s.tenantId, s.subjectId, s.scope, s.key, fingerprint, r.status, r.body, JSON.stringify(r.headers), String(ttlMs)],
+        params: [s.tenantId, s.subjectId, s.scope, s.key, fingerprint, r.status, r.body, toJsonb(r.headers), String(ttlMs)],
         sql: (o) => `idem_insert AS (
           INSERT INTO idempotency_records (tenant_id, subject_id, scope, idem_key, fingerprint, state, response_status, response_body, response_headers, locked_until, expires_at)
           VALUES ($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, 'completed', $${o + 6}, $${o + 7}, $${o + 8}::jsonb, now(), now() + ($${o + 9} || ' milliseconds')::interval)
@@ -92,7 +93,7 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
   completion(recordId: string, r: StoredResponse, state: 'completed' | 'committed', lockMs = 0): BatchWrite {
     return {
       ctes: {
-        params: [recordId, state, r.status, r.body, JSON.stringify(r.headers), String(lockMs)],
+        params: [recordId, state, r.status, r.body, toJsonb(r.headers), String(lockMs)],
         sql: (o) => `idem_complete AS (
           UPDATE idempotency_records
              SET state = $${o + 2}, response_status = $${o + 3}, response_body = $${o + 4}, response_headers = $${o + 5}::jsonb,

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { toJsonb } from '../../../common/database/jsonb';
 import { joinCtes, queryRows, SqlCte } from '../../../common/database/sql';
 import { EntitySql } from '../../../common/database/entity-sql';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
@@ -82,7 +83,7 @@ export class RunTypeormRepository extends RunRepository {
     const params: unknown[] = [row.id, run.expectedVersion];
     const setters: Array<(n: number) => string> = columns.map((c) => {
       const v = c.lease ? null : row[c.property];
-      params.push(c.json && v !== null && v !== undefined ? JSON.stringify(v) : v);
+      params.push(c.json && v !== null && v !== undefined ? toJsonb(v) : v);
       const i = params.length;
       return (offset) => `${c.column} = $${offset + i}${c.json ? '::jsonb' : ''}`;
     });

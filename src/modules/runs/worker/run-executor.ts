@@ -8,7 +8,7 @@ import { jsonbOrdered } from '../../../common/database/jsonb';
 import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, ModelStreamEvent, ToolSpec } from '../../agents/domain/model-provider';
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
-import { stripNul } from '../../../common/text/nul';
+import { sanitizeJson, sanitizeText, TextDeltaSanitizer } from '../../../common/text/unsafe-text';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
 import { MessageStatus, MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
@@ -293,19 +293,26 @@ export class RunExecutor {
           signal: callSignal,
           deadline,
         });
+        // Model output is untrusted text: U+0000 and lone surrogates cannot be stored by PostgreSQL
+        // (U+FFFD instead); a surrogate pair split between two deltas stays one character.
+        const clean = new TextDeltaSanitizer();
         for await (const ev of stream as AsyncIterable<ModelStreamEvent>) {
           if (ctx.leaseLost) throw new LeaseLost('lease lost');
-          // Model output is untrusted text: U+0000 cannot be stored by PostgreSQL.
           if (ev.type === 'text_delta') {
-            const delta = stripNul(ev.text);
+            const delta = clean.push(ev.text);
             text += delta;
-            await buffer.push(delta);
+            if (delta) await buffer.push(delta);
           } else if (ev.type === 'tool_call') {
-            toolCalls.push({ id: ev.id ?? newId('call'), name: stripNul(ev.name), arguments: stripNul(ev.arguments ?? {}) });
+            toolCalls.push({ id: ev.id ?? newId('call'), name: sanitizeText(ev.name), arguments: sanitizeJson(ev.arguments ?? {}) });
           } else if (ev.type === 'usage') {
             usage = { input_tokens: ev.input_tokens, output_tokens: ev.output_tokens, cached_input_tokens: ev.cached_input_tokens ?? 0 };
           }
           if (callSignal.aborted) break;
+        }
+        const tail = clean.end();
+        if (tail) {
+          text += tail;
+          await buffer.push(tail);
         }
         if (callSignal.aborted && !ctx.leaseLost) {
           failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
@@ -319,7 +326,12 @@ export class RunExecutor {
         if (err instanceof DomainError) failure = { code: 'model_error', message: err.message };
         else if (err instanceof ModelError) failure = { code: err.code, message: err.message };
         else if (callSignal.aborted) failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
-        else failure = { code: 'model_error', message: (err as Error).message || 'model call failed' };
+        else {
+          // Not a model's answer but a failure of ours or of the provider client: the run says so
+          // generically (its text may be internal: "Maximum call stack size exceeded"); the log has it.
+          this.logger.error(`model call of ${snap.id} failed: ${(err as Error)?.stack ?? String(err)}`);
+          failure = { code: 'model_error', message: 'the model call failed' };
+        }
       }
       // The tail that is still buffered is written with the completion below (one transaction).
       clearTimeout(startTimer);
@@ -524,7 +536,7 @@ export class RunExecutor {
       }
       if (startSave !== null && !(await startSave)) return 'conflict';
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
-      const outcome = stripNul(raw);
+      const outcome = sanitizeJson(raw);
       const retry = !outcome.ok && outcome.error.retryable && attempt < MAX_TOOL_ATTEMPTS && !ctx.cancelled && Date.now() < deadline;
       if (!retry) return this.recordOutcome(run, p, ctx, outcome, Date.now() - t0);
     }

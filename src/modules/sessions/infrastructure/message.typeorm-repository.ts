@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows, SqlCte } from '../../../common/database/sql';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
@@ -44,7 +45,7 @@ const COLUMNS = 'id, tenant_id, subject_id, session_id, run_id, role, status, se
 
 /** The parameters of `appendCtes`, in its order. */
 function appendParams(m: NewMessage, now: Date): unknown[] {
-  return [m.sessionId, now, m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, JSON.stringify(m.content), JSON.stringify(m.metadata)];
+  return [m.sessionId, now, m.id, m.tenantId, m.subjectId, m.runId, m.role, m.status, toJsonb(m.content), toJsonb(m.metadata)];
 }
 
 /**
@@ -67,7 +68,7 @@ function appendCtes(o: number, condition: string, set?: string): string {
 }
 
 function updateParams(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): unknown[] {
-  return [id, changes.status ?? null, changes.content ? JSON.stringify(changes.content) : null];
+  return [id, changes.status ?? null, changes.content ? toJsonb(changes.content) : null];
 }
 
 /** A message update (parameters `updateParams` from `$${o + 1}`), if `condition` holds. */

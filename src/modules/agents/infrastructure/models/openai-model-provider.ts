@@ -3,6 +3,7 @@ import { AppConfig } from '../../../../common/config/app-config';
 import { ModelAttachment, ModelError, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent } from '../../domain/model-provider';
 import { estimateTokens, withDeadline } from '../abort';
 import { inputChars } from './scripted-model-provider';
+import { exceedsJsonDepth } from '../../../../common/text/json-depth';
 import { SseParser } from './sse-parser';
 
 /** Chat Completions request message (the subset we send). */
@@ -89,6 +90,8 @@ export function toOpenAiMessages(instructions: string, messages: ModelMessage[],
 
 function parseArguments(raw: string): unknown {
   if (raw.trim() === '') return {};
+  // Deeper than any request may nest: kept as text, so the tool registry answers invalid_tool_arguments.
+  if (exceedsJsonDepth(raw)) return raw;
   try {
     return JSON.parse(raw);
   } catch {

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { newId } from '../../../../common/ids/ids';
+import { exceedsJsonDepth, JSON_MAX_DEPTH } from '../../../../common/text/json-depth';
 import { ContentPart, ModelError, ModelErrorCode, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent } from '../../domain/model-provider';
 import { AbortedError, estimateTokens, sleep, withDeadline } from '../abort';
 
@@ -69,6 +70,7 @@ function turnProblem(turn: unknown, index: number): string | null {
 /** Parses the JSON after `!script `: the turns, or a description of what is wrong. */
 export function parseScript(source: string): { turns: ScriptTurn[] } | { problem: string } {
   let raw: unknown;
+  if (exceedsJsonDepth(source)) return { problem: `the script nests deeper than ${JSON_MAX_DEPTH} levels` };
   try {
     raw = JSON.parse(source);
   } catch (err) {

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform } from 'class-transformer';
+import { toDecimalInt } from '../../../../common/http/pagination';
 import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { RUN_EVENT_TYPES, RunEventType } from '../../domain/run-event';
 
@@ -48,7 +49,7 @@ export class EventsQueryDto {
 
   @ApiPropertyOptional({ minimum: 1, maximum: 1000, default: 100, description: 'Page size (JSON only).' })
   @IsOptional()
-  @Type(() => Number)
+  @Transform(toDecimalInt)
   @IsInt()
   @Min(1)
   @Max(1000)

@@ -7,6 +7,7 @@ import {
   IsDefined,
   IsIn,
   IsInt,
+  IsObject,
   IsOptional,
   IsString,
   Max,
@@ -16,7 +17,8 @@ import {
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
-import { IsStringMap } from '../../../../common/http/string-map.validator';
+import { IsObjectItems, IsStringMap } from '../../../../common/http/string-map.validator';
+import { INT32_MAX } from '../../../../common/http/validation';
 
 export class InputContentPartDto {
   @ApiProperty({ enum: ['text', 'attachment_ref'], example: 'text' })
@@ -46,6 +48,7 @@ export class RunInputDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
+  @IsObjectItems()
   @ValidateNested({ each: true })
   @Type(() => InputContentPartDto)
   content!: InputContentPartDto[];
@@ -66,10 +69,11 @@ export class RunLimitsInputDto {
   @Max(3_600_000)
   timeout_ms?: number;
 
-  @ApiPropertyOptional({ minimum: 1, nullable: true, default: null })
+  @ApiPropertyOptional({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, nullable: true, default: null })
   @IsOptional()
   @IsInt()
   @Min(1)
+  @Max(Number.MAX_SAFE_INTEGER)
   max_total_tokens?: number;
 
   @ApiPropertyOptional({ minimum: 0, maximum: 1000, default: 50 })
@@ -83,6 +87,7 @@ export class RunLimitsInputDto {
 export class CreateRunRequestDto {
   @ApiProperty({ type: RunInputDto, example: { role: 'user', content: [{ type: 'text', text: 'Where is my order O-1001?' }] } })
   @IsDefined({ message: 'input is required' })
+  @IsObject()
   @ValidateNested()
   @Type(() => RunInputDto)
   input!: RunInputDto;
@@ -97,14 +102,16 @@ export class CreateRunRequestDto {
   @IsIn(['reject', 'enqueue'])
   concurrency?: 'reject' | 'enqueue';
 
-  @ApiPropertyOptional({ description: "If given and not the session's current revision: 409 session_conflict." })
+  @ApiPropertyOptional({ description: "If given and not the session's current revision: 409 session_conflict.", minimum: 0, maximum: INT32_MAX })
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(INT32_MAX)
   expected_revision?: number;
 
   @ApiPropertyOptional({ type: RunLimitsInputDto })
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => RunLimitsInputDto)
   limits?: RunLimitsInputDto;

@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
+import { IsObjectItems } from '../../../../common/http/string-map.validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsDefined, IsObject, IsOptional, IsString, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 
 export class ToolOutputErrorDto {
   @ApiPropertyOptional({ example: 'tool_failed' })
@@ -28,6 +29,7 @@ export class ToolOutputDto {
 
   @ApiPropertyOptional({ type: ToolOutputErrorDto })
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => ToolOutputErrorDto)
   error?: ToolOutputErrorDto;
@@ -38,6 +40,7 @@ export class SubmitToolOutputsRequestDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(100)
+  @IsObjectItems()
   @ValidateNested({ each: true })
   @Type(() => ToolOutputDto)
   tool_outputs!: ToolOutputDto[];

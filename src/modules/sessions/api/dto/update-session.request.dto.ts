@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { INT32_MAX } from '../../../../common/http/validation';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class SessionAgentPatchDto {
@@ -25,21 +26,24 @@ export class UpdateSessionRequestDto {
 
   @ApiPropertyOptional({ type: SessionAgentPatchDto })
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => SessionAgentPatchDto)
   agent?: SessionAgentPatchDto;
 
-  @ApiPropertyOptional({ example: 1, description: 'If given and not the current revision: 409 session_conflict with details.current_revision.' })
+  @ApiPropertyOptional({ example: 1, minimum: 0, maximum: INT32_MAX, description: 'If given and not the current revision: 409 session_conflict with details.current_revision.' })
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(INT32_MAX)
   expected_revision?: number;
 }
 
 export class ArchiveSessionRequestDto {
-  @ApiPropertyOptional({ example: 2 })
+  @ApiPropertyOptional({ example: 2, minimum: 0, maximum: INT32_MAX })
   @IsOptional()
   @IsInt()
   @Min(0)
+  @Max(INT32_MAX)
   expected_revision?: number;
 }
