@@ -9,6 +9,8 @@ import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
 import { AppConfig } from './common/config/app-config';
 import { projectRoot } from './common/config/project-root';
+import { DomainError } from './common/errors/domain-error';
+import { createClientErrorHandler, frameworkErrorHandler } from './common/errors/http-layer-errors';
 import { newId } from './common/ids/ids';
 import { registerHttpLogging } from './common/logging/http-logging';
 import { createRootLogger, PinoNestLogger } from './common/logging/logger';
@@ -55,7 +57,11 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     requestTimeout: config.httpRequestTimeoutMs,
     connectionTimeout: config.httpConnectionTimeoutMs,
     keepAliveTimeout: 72_000,
-    return503OnClosing: true,
+    // Errors before any route runs get the contract envelope and X-Request-Id too (http-layer-errors.ts);
+    // requests arriving while the app closes get 503 `unavailable` from the onRequest hook below.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler: createClientErrorHandler(),
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(rootLogger),
@@ -67,9 +73,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   app.getHttpServer().headersTimeout = config.httpHeadersTimeoutMs;
   registerHttpLogging(fastify, rootLogger, [httpMetricsObserver(app.get(Metrics))]);
+  let closing = false;
+  fastify.addHook('preClose', (done: () => void) => {
+    closing = true;
+    done();
+  });
   // Callback-style hooks (here and below): no promise and microtask hop per request (bench B4).
-  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     reply.header('x-request-id', String(req.id));
+    if (closing) return done(new DomainError('unavailable', 'this node is shutting down, retry on another', { retry_after_s: 1 }));
     done();
   });
   await registerRateLimit(app, config);

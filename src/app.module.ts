@@ -9,6 +9,7 @@ import { DatabaseModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { HealthController } from './common/health/health.controller';
 import { MetricsModule } from './common/metrics/metrics.module';
+import { SharedRedisModule } from './common/redis/shared-redis';
 import { ContractValidationPipe } from './common/http/validation';
 import { AgentsModule } from './modules/agents/agents.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
@@ -28,6 +29,7 @@ export class AppModule {
       imports: [
         ConfigModule.forRoot(config),
         MetricsModule,
+        SharedRedisModule,
         DatabaseModule,
         CqrsModule.forRoot(),
         IdempotencyModule,

@@ -10,6 +10,7 @@ import { NewAuditRecord } from '../domain/audit-record';
 import { AuditTrail } from '../domain/audit-trail';
 import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
+import { routeOf } from '../../../common/http/route-path';
 
 /**
  * Records every state-changing request (POST/PUT/PATCH/DELETE on `/v1/*`) in the audit trail,
@@ -61,7 +62,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
 
   writeFor(req: FastifyRequest, status: number, body: string | null): BatchWrite | null {
     const principal = (req as AuthedRequest).principal;
-    if (!principal || !isAuditedRequest(req.method, req.url)) return null;
+    if (!principal || !isAuditedRequest(req.method, routeOf(req))) return null;
     const record = this.describe(req as AuthedRequest, principal, status, parseJson(body), false);
     return needsRunSessionLookup(record) ? null : this.trail.enqueueWrite([record]);
   }
@@ -76,7 +77,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
       principal,
       method: req.method,
       url: req.url,
-      route: req.routeOptions?.url ?? null,
+      route: routeOf(req),
       params: (req.params ?? {}) as Record<string, string>,
       query: (req.query ?? {}) as Record<string, unknown>,
       body: isJsonRequest(req) ? req.body : null,
@@ -91,7 +92,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
 
   private async record(req: AuthedRequest, reply: FastifyReply, payload: unknown): Promise<void> {
     const principal = req.principal;
-    if (!principal || this.done.has(req) || !isAuditedRequest(req.method, req.url)) return;
+    if (!principal || this.done.has(req) || !isAuditedRequest(req.method, routeOf(req))) return;
     try {
       const record = this.describe(req, principal, reply.statusCode, parseJson(payload), reply.getHeader('idempotent-replayed') === 'true');
       if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
