@@ -34,7 +34,14 @@ export function clientErrorResponse(err: { code?: string }, requestId: string): 
   }
 }
 
-/** The socket's response in progress, if a request on it got that far (its X-Request-Id is set in onRequest). */
+/** The request id rule of every response (CONTRACT section 2): a valid inbound X-Request-Id, else a new one. */
+export function requestIdOf(inbound: string | string[] | undefined): string {
+  return typeof inbound === 'string' && REQUEST_ID_RE.test(inbound) ? inbound : newId('req');
+}
+
+export const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The socket's response in progress, if a request on it got as far as complete headers. */
 function pendingResponse(socket: Socket): ServerResponse | null {
   return (socket as unknown as { _httpMessage?: ServerResponse | null })._httpMessage ?? null;
 }
@@ -42,8 +49,9 @@ function pendingResponse(socket: Socket): ServerResponse | null {
 /**
  * Fastify's `clientErrorHandler` (Node's `clientError`): writes the envelope on the raw socket and
  * closes it, as Node does, unless a response already started there (then it only closes). The
- * request id is the one of the request in progress on the socket, if any, else a new one: the
- * headers of a request that failed to parse are not trusted.
+ * request id follows the usual rule for the request in progress on the socket (its headers were
+ * complete: a body that failed or timed out); the headers of a request that failed to parse are
+ * not read at all, so it gets a new one.
  */
 export function createClientErrorHandler(logger = new Logger('HttpErrors')): (err: Error & { code?: string }, socket: Socket) => void {
   return (err, socket) => {
@@ -53,8 +61,7 @@ export function createClientErrorHandler(logger = new Logger('HttpErrors')): (er
       socket.destroy();
       return;
     }
-    const header = pending?.getHeader('x-request-id');
-    const requestId = typeof header === 'string' ? header : newId('req');
+    const requestId = requestIdOf(pending?.req?.headers['x-request-id']);
     const res = clientErrorResponse(err, requestId);
     const body = JSON.stringify(res.body);
     const extra = Object.entries(res.headers)
