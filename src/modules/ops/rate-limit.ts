@@ -8,6 +8,50 @@ import { isApiRoute } from '../../common/http/route-path';
 import { SharedRedis } from '../../common/redis/shared-redis';
 
 export const RATE_LIMIT_WINDOW_MS = 60_000;
+/** Buckets a node keeps in memory (an LRU: the least recently seen bucket goes first). */
+const LOCAL_BUCKETS = 10_000;
+
+type StoreCallback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+interface RateLimitStore {
+  incr(key: string, cb: StoreCallback, timeWindow: number, max: number): void;
+  child(options: unknown): RateLimitStore;
+}
+type StoreCtor = new (continueExceeding: boolean, exponentialBackoff: boolean, ...rest: unknown[]) => RateLimitStore;
+// The plugin's own stores (plain JS, no typings): the in-memory LRU and the Redis script.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const LocalStore: StoreCtor = require('@fastify/rate-limit/store/LocalStore');
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const RedisStore: StoreCtor = require('@fastify/rate-limit/store/RedisStore');
+
+/**
+ * The store with REDIS_URL: the plugin's Redis store (one script call per request, the budget
+ * shared by every node), and this node's memory while Redis is not connected or fails a call,
+ * so an outage of Redis leaves per-node limits rather than none (and never an error).
+ */
+function sharedStore(redis: SharedRedis, nameSpace: string): new () => RateLimitStore {
+  return class SharedWithLocalFallback implements RateLimitStore {
+    private readonly shared = new RedisStore(false, false, redis.client, nameSpace);
+    private readonly local = new LocalStore(false, false, LOCAL_BUCKETS);
+
+    incr(key: string, cb: StoreCallback, timeWindow: number, max: number): void {
+      if (!redis.connected) return this.local.incr(key, cb, timeWindow, max);
+      this.shared.incr(
+        key,
+        (err, res) => {
+          if (!err) return cb(null, res);
+          redis.logError(err);
+          this.local.incr(key, cb, timeWindow, max);
+        },
+        timeWindow,
+        max,
+      );
+    }
+
+    child(): RateLimitStore {
+      return this;
+    }
+  };
+}
 
 const KEY_BUCKET = 'key:';
 const ANONYMOUS_BUCKET = 'anon:';
@@ -38,18 +82,18 @@ export function rateLimitMax(config: AppConfig, bucket: string): number {
  * global filter writes the contract envelope with `Retry-After` (seconds until the window resets).
  *
  * Counted per node in memory; with REDIS_URL, in Redis, shared by every node (one round trip per
- * limited request; if Redis fails, the request is let through rather than refused).
+ * limited request; while Redis cannot answer, per node again).
  */
 export async function registerRateLimit(app: NestFastifyApplication, config: AppConfig): Promise<void> {
   const keys = app.get(ApiKeysService);
-  const redis = app.get(SharedRedis).client;
+  const redis = app.get(SharedRedis);
   await app.register(fastifyRateLimit as never, {
     global: false,
     max: (_req: FastifyRequest, bucket: string) => rateLimitMax(config, bucket),
     timeWindow: RATE_LIMIT_WINDOW_MS,
     hook: 'onRequest',
-    cache: 10_000,
-    ...(redis ? { redis, nameSpace: `${config.redisKeyPrefix}rl:`, skipOnError: true } : {}),
+    cache: LOCAL_BUCKETS,
+    ...(redis.client ? { store: sharedStore(redis, `${redis.prefix}rl:`) } : {}),
     keyGenerator: (req: FastifyRequest) => rateLimitKey(keys, req),
     addHeadersOnExceeding: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true },
     addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
