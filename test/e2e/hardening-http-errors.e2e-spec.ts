@@ -1,4 +1,4 @@
-import { rawRequest, RawResponse, sendRaw } from '../helpers/raw-http';
+import { parseRawResponse, rawRequest, RawResponse, sendRaw } from '../helpers/raw-http';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
 const auth = { authorization: `Bearer ${KEYS.adminA}` };
@@ -97,5 +97,39 @@ describe('hardening: every error of the HTTP layer is the contract envelope with
     await expect(t.call(null, 'GET', '/healthz')).resolves.toMatchObject({ status: 200 });
     const ok = await sendRaw(t.url, rawRequest('GET', '/v1/sessions', auth));
     expect(ok.status).toBe(200);
+  });
+});
+
+describe('hardening: a request that reaches a closing node', () => {
+  it('is 503 unavailable (retryable, Retry-After) in the envelope, not a bare framework body', async () => {
+    const t = await startTestApp();
+    const { connect } = await import('node:net');
+    const { port } = new URL(t.url);
+    const socket = connect(Number(port), '127.0.0.1');
+    let data = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (c: string) => (data += c));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    await new Promise<void>((resolve) => socket.on('connect', () => resolve()));
+    // A request in flight keeps the connection open while the app closes.
+    socket.write(`POST /v1/sessions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEYS.adminA}\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n`);
+    await new Promise((r) => setTimeout(r, 100));
+    const closing = t.close();
+    const deadline = Date.now() + 10_000;
+    while (t.app.getHttpServer().listening) {
+      if (Date.now() > deadline) throw new Error('the server kept listening');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    // The first request completes; the next one on the same connection meets the closing node.
+    socket.write(`{}GET /v1/sessions HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${KEYS.adminA}\r\nx-request-id: while-closing-1\r\n\r\n`);
+    await closed;
+    await closing;
+    const second = data.indexOf('HTTP/1.1 ', 1);
+    expect(second).toBeGreaterThan(0);
+    const res = parseRawResponse(data.slice(second));
+    expect(res.status).toBe(503);
+    expect(res.body.error).toMatchObject({ code: 'unavailable', type: 'server_error', retryable: true, request_id: 'while-closing-1' });
+    expect(res.headers['x-request-id']).toBe('while-closing-1');
+    expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
   });
 });
