@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { ApiKeysService, hashApiKey } from '../../src/common/auth/api-keys.service';
 import { rawRequest, RawResponse, sendRaw } from '../helpers/raw-http';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
@@ -77,5 +78,34 @@ describe('hardening: the rate limit decides by the route the router matched', ()
     } finally {
       spy.mockRestore();
     }
+  });
+});
+
+describe('hardening: the in-memory key table follows api_keys', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await startTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it("a key another node's start-up removed stops working when the table is re-read, and one it added starts working", async () => {
+    const ds = t.app.get(DataSource);
+    const newKey = 'brand-new-key-0001';
+    await ds.query(`DELETE FROM api_keys WHERE key_hash = $1`, [hashApiKey(KEYS.memberA2)]);
+    await ds.query(`INSERT INTO api_keys (id, key_hash, tenant_id, subject_id, role) VALUES ('key_new_0001', $1, 'tenant_a', 'user_new', 'member')`, [hashApiKey(newKey)]);
+    // Until the next re-read (every API_KEYS_REFRESH_MS) this node answers from the table it has.
+    expect((await t.call(KEYS.memberA2, 'GET', '/v1/sessions')).status).toBe(200);
+    expect((await t.call(newKey, 'GET', '/v1/sessions')).status).toBe(401);
+    await t.app.get(ApiKeysService).reload();
+    expect((await t.call(KEYS.memberA2, 'GET', '/v1/sessions')).status).toBe(401);
+    const created = await t.call(newKey, 'POST', '/v1/sessions', {});
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ tenant_id: 'tenant_a', subject_id: 'user_new' });
+    // The node's own API_KEYS are authoritative again at its next start-up sync.
+    await t.app.get(ApiKeysService).sync();
+    expect((await t.call(KEYS.memberA2, 'GET', '/v1/sessions')).status).toBe(200);
+    expect((await t.call(newKey, 'GET', '/v1/sessions')).status).toBe(401);
   });
 });
