@@ -12,13 +12,12 @@ import { projectRoot } from './common/config/project-root';
 import { newId } from './common/ids/ids';
 import { DomainError } from './common/errors/domain-error';
 import { exceedsJsonDepth, JSON_MAX_DEPTH } from './common/text/json-depth';
+import { createClientErrorHandler, frameworkErrorHandler, requestIdOf } from './common/errors/http-layer-errors';
 import { registerHttpLogging } from './common/logging/http-logging';
 import { createRootLogger, PinoNestLogger } from './common/logging/logger';
 import { httpMetricsObserver } from './common/metrics/http-metrics';
 import { Metrics } from './common/metrics/metrics';
 import { registerRateLimit } from './modules/ops/rate-limit';
-
-const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
 
 export const API_DESCRIPTION = `
 Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
@@ -50,10 +49,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     // Fastify's own per-request lines are off: registerHttpLogging writes one line per request.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'req_id' }),
     bodyLimit: config.bodyMaxBytes,
-    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => {
-      const inbound = req.headers['x-request-id'];
-      return typeof inbound === 'string' && REQUEST_ID_RE.test(inbound) ? inbound : newId('req');
-    },
+    genReqId: (req: { headers: Record<string, string | string[] | undefined> }) => requestIdOf(req.headers['x-request-id']),
     requestIdHeader: false,
     // Slow clients: the whole request (headers + body) must arrive within requestTimeout, and a socket
     // with no traffic either way for connectionTimeout is closed. Neither cuts an SSE stream: its
@@ -61,8 +57,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     // the config requires to be shorter) count as traffic. headersTimeout is set on the server below.
     requestTimeout: config.httpRequestTimeoutMs,
     connectionTimeout: config.httpConnectionTimeoutMs,
+    // Node checks those timeouts every 30 s by default, so a slow request could hold its socket up to
+    // 30 s longer than allowed before its 408: check four times per headers timeout instead.
+    http: { connectionsCheckingInterval: Math.min(30_000, Math.max(250, Math.floor(config.httpHeadersTimeoutMs / 4))) },
     keepAliveTimeout: 72_000,
-    return503OnClosing: true,
+    // Errors before any route runs get the contract envelope and X-Request-Id too (http-layer-errors.ts);
+    // requests arriving while the app closes get 503 `unavailable` from the onRequest hook below.
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler: createClientErrorHandler(),
+    return503OnClosing: false,
   });
   const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
     logger: new PinoNestLogger(rootLogger),
@@ -74,9 +77,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   const fastify = app.getHttpAdapter().getInstance();
   app.getHttpServer().headersTimeout = config.httpHeadersTimeoutMs;
   registerHttpLogging(fastify, rootLogger, [httpMetricsObserver(app.get(Metrics))]);
+  let closing = false;
+  fastify.addHook('preClose', (done: () => void) => {
+    closing = true;
+    done();
+  });
   // Callback-style hooks (here and below): no promise and microtask hop per request (bench B4).
-  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: () => void) => {
+  fastify.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
     reply.header('x-request-id', String(req.id));
+    if (closing) return done(new DomainError('unavailable', 'this node is shutting down, retry on another', { retry_after_s: 1 }));
     done();
   });
   await registerRateLimit(app, config);

@@ -10,6 +10,7 @@ import { DatabaseModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
 import { HealthController } from './common/health/health.controller';
 import { MetricsModule } from './common/metrics/metrics.module';
+import { SharedRedisModule } from './common/redis/shared-redis';
 import { ContractValidationPipe } from './common/http/validation';
 import { PathIdGuard } from './common/http/path-ids';
 import { AgentsModule } from './modules/agents/agents.module';
@@ -31,6 +32,7 @@ export class AppModule {
         ConfigModule.forRoot(config),
         MetricsModule,
         OutboundModule,
+        SharedRedisModule,
         DatabaseModule,
         CqrsModule.forRoot(),
         IdempotencyModule,

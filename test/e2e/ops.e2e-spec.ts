@@ -20,7 +20,7 @@ function parseMetrics(text: string): Map<string, number> {
 describe('protection: per-key rate limit', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '5' });
+    t = await startTestApp({ RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '5' });
   });
   afterAll(async () => {
     await t.close();

@@ -54,6 +54,7 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'fatal',
     // Tests poll quickly with one key; suites about rate limiting set their own limit.
     RATE_LIMIT_PER_MINUTE: '1000000',
+    RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '1000000',
     API_KEYS: TEST_API_KEYS,
     DATA_DIR: dataDir,
     ...(db ? { DATABASE_URL: db.url } : {}),

@@ -1,10 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../errors/domain-error';
-import { ApiKeysService, requestKeyHash } from './api-keys.service';
+import { ApiKeysService } from './api-keys.service';
 import { ADMIN_ONLY, AuthedRequest, PUBLIC_ROUTE } from './auth.decorators';
-
-export const BEARER = /^Bearer\s+([A-Za-z0-9_-]{1,512})\s*$/i;
 
 /** Global guard: `Authorization: Bearer <key>` on every route not marked @Public(). */
 @Injectable()
@@ -14,14 +12,12 @@ export class AuthGuard implements CanActivate {
     private readonly keys: ApiKeysService,
   ) {}
 
-  async canActivate(ctx: ExecutionContext): Promise<boolean> {
+  canActivate(ctx: ExecutionContext): boolean {
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    // The rate limit hashed the same key in onRequest: requestKeyHash reuses it.
-    const principal = match ? await this.keys.authenticateHash(requestKeyHash(req, match[1])) : null;
+    // In memory, and already resolved by the rate limit in onRequest (same request, same answer).
+    const principal = this.keys.authenticateRequest(req);
     if (!principal) throw new DomainError('unauthorized', 'missing or unknown API key');
     req.principal = principal;
     if (this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets) && principal.role !== 'admin') {

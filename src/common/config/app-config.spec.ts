@@ -43,6 +43,10 @@ describe('loadConfig', () => {
         workerEnabled: true,
         dbPoolSize: 20,
         backgroundSliceUs: 500,
+        rateLimitUnauthenticatedPerMinute: 60,
+        redisUrl: null,
+        redisKeyPrefix: 'agent-api:',
+        redisNodeTtlMs: 15_000,
       });
     });
 
@@ -190,6 +194,36 @@ describe('loadConfig', () => {
       expect(problemsOf({ AUDIT_HMAC_KEY: 'k'.repeat(31) })).toEqual([expect.stringContaining('AUDIT_HMAC_KEY must be at least 32 characters')]);
       expect(problemsOf({ DATABASE_OWNER_URL: PG })).toEqual([expect.stringContaining('DATABASE_OWNER_URL needs DATABASE_URL')]);
       expect(problemsOf({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'mysql://x' })).toEqual([expect.stringContaining('DATABASE_OWNER_URL must be a postgres')]);
+    });
+  });
+
+  describe('rate limits and Redis', () => {
+    it('callers without a valid key get 60 a minute, or the per-key budget if that is lower, unless set', () => {
+      expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '5' }).rateLimitUnauthenticatedPerMinute).toBe(5);
+      expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '5000' }).rateLimitUnauthenticatedPerMinute).toBe(60);
+      expect(loadConfig({ RATE_LIMIT_PER_MINUTE: '5', RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '100' }).rateLimitUnauthenticatedPerMinute).toBe(100);
+    });
+
+    it('reads REDIS_URL, REDIS_KEY_PREFIX and REDIS_NODE_TTL_MS', () => {
+      expect(loadConfig({ REDIS_URL: ' redis://127.0.0.1:6379/2 ', REDIS_KEY_PREFIX: 'prod-eu:', REDIS_NODE_TTL_MS: '5000' })).toMatchObject({
+        redisUrl: 'redis://127.0.0.1:6379/2',
+        redisKeyPrefix: 'prod-eu:',
+        redisNodeTtlMs: 5000,
+      });
+      expect(loadConfig({ REDIS_URL: 'rediss://user:pw@cache:6380' }).redisUrl).toBe('rediss://user:pw@cache:6380');
+      expect(loadConfig({ REDIS_URL: '  ' }).redisUrl).toBeNull();
+    });
+
+    it.each([
+      ['REDIS_URL', 'http://cache:6379'],
+      ['REDIS_URL', 'redis://a b'],
+      ['REDIS_KEY_PREFIX', 'has space'],
+      ['REDIS_NODE_TTL_MS', '10'],
+      ['RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE', '0'],
+    ])('rejects %s=%s', (name, value) => {
+      const problems = problemsOf({ [name]: value });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(name);
     });
   });
 

@@ -31,6 +31,13 @@ export class AppConfig {
   docsEnabled!: boolean;
   bodyMaxBytes!: number;
   rateLimitPerMinute!: number;
+  /** Requests per client IP per minute without a valid API key (missing or unknown key). */
+  rateLimitUnauthenticatedPerMinute!: number;
+  /** Shared limits (rate limit, SSE streams per key) across nodes; null: counted per node. */
+  redisUrl!: string | null;
+  redisKeyPrefix!: string;
+  /** A node's shared SSE counts expire this long after its last heartbeat (a crashed node stops counting). */
+  redisNodeTtlMs!: number;
   idempotencyTtlHours!: number;
   agentDefaultId!: string;
   agentsDir!: string;
@@ -150,6 +157,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.docsEnabled = bool('DOCS_ENABLED', true);
   c.bodyMaxBytes = int('BODY_MAX_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024);
   c.rateLimitPerMinute = int('RATE_LIMIT_PER_MINUTE', 600, 1, 10_000_000);
+  // Unset: 60, or the per-key budget if that is lower (a caller without a key never gets more).
+  c.rateLimitUnauthenticatedPerMinute = int('RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE', Math.min(60, c.rateLimitPerMinute), 1, 10_000_000);
+  const redisUrl = env.REDIS_URL?.trim();
+  c.redisUrl = redisUrl ? redisUrl : null;
+  if (c.redisUrl && !/^rediss?:\/\/[^\s]+$/.test(c.redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL');
+  c.redisKeyPrefix = str('REDIS_KEY_PREFIX', 'agent-api:');
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(c.redisKeyPrefix)) problems.push(`REDIS_KEY_PREFIX must match [A-Za-z0-9_.:-]{1,64}, got "${c.redisKeyPrefix}"`);
+  c.redisNodeTtlMs = int('REDIS_NODE_TTL_MS', 15_000, 300, 600_000);
   c.idempotencyTtlHours = int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365);
   c.agentDefaultId = str('AGENT_DEFAULT_ID', 'support_agent');
   c.agentsDir = resolve(str('AGENTS_DIR', join(projectRoot(), 'agents')));

@@ -30,11 +30,14 @@ const CONTRACT: Array<[ErrorCode, number, string, boolean]> = [
   ['approval_not_pending', 409, 'invalid_state', false],
   ['run_finished', 409, 'invalid_state', false],
   ['tool_output_not_expected', 409, 'invalid_state', false],
+  ['request_timeout', 408, 'invalid_request', true],
   ['cursor_expired', 410, 'invalid_request', false],
   ['payload_too_large', 413, 'invalid_request', false],
+  ['uri_too_long', 414, 'invalid_request', false],
   ['unsupported_media_type', 415, 'invalid_request', false],
   ['attachment_rejected', 422, 'invalid_state', false],
   ['rate_limited', 429, 'rate_limit', true],
+  ['headers_too_large', 431, 'invalid_request', false],
   ['internal_error', 500, 'server_error', true],
   ['unavailable', 503, 'server_error', true],
 ];
@@ -136,6 +139,23 @@ describe('error envelope', () => {
       expect(res.body.error.details).toEqual({ errors: [{ field: 'body', message: 'malformed JSON' }] });
       const big = Object.assign(new Error('Request body is too large'), { name: 'FastifyError', code: 'FST_ERR_CTP_BODY_TOO_LARGE', statusCode: 413 });
       expect(toErrorResponse(new HttpException(big.message, 413, { cause: big }), REQ).body.error.code).toBe('payload_too_large');
+    });
+
+    it("the router's rejections never echo the URL: bad percent-encoding -> 400 invalid_request, long parameter -> 414 uri_too_long", () => {
+      const bad = toErrorResponse(fastifyError('FST_ERR_BAD_URL', 400, "'/v1/sessions/%ZZsecret' is not a valid url component"), REQ);
+      expect(bad.status).toBe(400);
+      expect(bad.body.error).toMatchObject({ code: 'invalid_request', type: 'invalid_request', retryable: false, details: { errors: [{ field: 'path', message: 'malformed percent-encoding' }] } });
+      const long = toErrorResponse(fastifyError('FST_ERR_MAX_PARAM_LENGTH', 414, "'/v1/sessions/aaaasecret' is exceeding the max param length"), REQ);
+      expect(long.status).toBe(414);
+      expect(long.body.error).toMatchObject({ code: 'uri_too_long', type: 'invalid_request', retryable: false });
+      expect(JSON.stringify([bad.body, long.body])).not.toMatch(/secret|\/v1/);
+    });
+
+    it('any other Fastify client error (4xx) -> 400 invalid_request without its message, never a retryable 500', () => {
+      const res = toErrorResponse(fastifyError('FST_INVALID_MULTIPART_CONTENT_TYPE', 406, 'the request is not multipart: /v1/x?secret'), REQ);
+      expect(res.status).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'invalid_request', retryable: false, message: 'invalid request' });
+      expect(toErrorResponse(fastifyError('FST_ERR_SOMETHING', 500, 'x'), REQ).status).toBe(500);
     });
 
     it('malformed JSON -> 400 invalid_request', () => {

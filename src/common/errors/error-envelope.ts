@@ -78,11 +78,23 @@ function fromFastifyError(err: { code?: string; statusCode?: number; message?: s
       return envelope('invalid_request', 'malformed JSON body', requestId, { errors: [{ field: 'body', message: 'malformed JSON' }] });
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return envelope('invalid_request', 'invalid content-length', requestId, { errors: [] });
+    // The router's own rejections (no route was matched): the message never echoes the URL.
+    case 'FST_ERR_BAD_URL':
+      return envelope('invalid_request', 'the request path is not a valid URL (malformed percent-encoding)', requestId, {
+        errors: [{ field: 'path', message: 'malformed percent-encoding' }],
+      });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return envelope('uri_too_long', 'a path parameter is too long', requestId);
     default:
       break;
   }
   if (err instanceof SyntaxError || (err.statusCode === 400 && /JSON/i.test(err.message ?? ''))) {
     return envelope('invalid_request', 'malformed JSON body', requestId, { errors: [{ field: 'body', message: 'malformed JSON' }] });
+  }
+  // Any other client error Fastify or one of its plugins raises (e.g. a multipart request they
+  // refuse): the client's fault, never a retryable 500; its message may quote the request, so it is not passed on.
+  if (typeof err.code === 'string' && err.code.startsWith('FST_') && typeof err.statusCode === 'number' && err.statusCode >= 400 && err.statusCode < 500) {
+    return envelope('invalid_request', 'invalid request', requestId, { errors: [] });
   }
   return null;
 }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger as Pino } from 'pino';
+import { routeOf } from '../http/route-path';
 import { withLogContext } from './log-context';
 
 const RUN_IN_PATH = /\/runs\/(run_[A-Za-z0-9]+)/;
@@ -32,7 +33,7 @@ export function registerHttpLogging(fastify: FastifyInstance, logger: Pino, obse
     withLogContext({ requestId: String(req.id) }, done);
   });
   fastify.addHook('onResponse', (req, reply, done) => {
-    const route = req.routeOptions?.url ?? 'unmatched';
+    const route = routeOf(req) ?? 'unmatched';
     const status = reply.statusCode;
     const seconds = reply.elapsedTime / 1000;
     const stream = isEventStream(req, reply);

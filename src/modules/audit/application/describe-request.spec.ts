@@ -26,8 +26,9 @@ describe('isAuditedRequest', () => {
     ['GET', '/v1/sessions', false],
     ['POST', '/healthz', false],
     ['POST', '/v10/x', false],
-  ])('%s %s -> %s', (method, url, expected) => {
-    expect(isAuditedRequest(method, url)).toBe(expected);
+    ['POST', null, false],
+  ])('%s %s -> %s', (method, route, expected) => {
+    expect(isAuditedRequest(method, route)).toBe(expected);
   });
 });
 

@@ -1,3 +1,4 @@
+import { isApiRoute } from '../../../common/http/route-path';
 import type { Principal } from '../../../common/auth/principal';
 import { NewAuditRecord } from '../domain/audit-record';
 
@@ -43,9 +44,12 @@ export function notedAuditSession(req: object): string | null {
   return notedSessions.get(req) ?? null;
 }
 
-/** True for the requests the trail records: state-changing methods on `/v1/*` by an authenticated caller. */
-export function isAuditedRequest(method: string, url: string): boolean {
-  return AUDITED_METHODS.has(method.toUpperCase()) && (url.startsWith('/v1/') || url === '/v1');
+/**
+ * True for the requests the trail records: state-changing methods on a `/v1/*` route (by the
+ * route template the router matched, never the URL text: see route-path.ts).
+ */
+export function isAuditedRequest(method: string, route: string | null): boolean {
+  return AUDITED_METHODS.has(method.toUpperCase()) && isApiRoute(route);
 }
 
 function singular(collection: string): string {

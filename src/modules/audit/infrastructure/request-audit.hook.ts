@@ -3,8 +3,7 @@ import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { QueryBus } from '@nestjs/cqrs';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthedRequest } from '../../../common/auth/auth.decorators';
-import { ApiKeysService, requestKeyHash } from '../../../common/auth/api-keys.service';
-import { BEARER } from '../../../common/auth/auth.guard';
+import { ApiKeysService } from '../../../common/auth/api-keys.service';
 import type { Principal } from '../../../common/auth/principal';
 import { GetRunOwnerQuery } from '../../events/application/get-run-owner.query';
 import { describeRequest, isAuditedRequest, needsRunSessionLookup, notedAuditSession } from '../application/describe-request';
@@ -12,6 +11,7 @@ import { NewAuditRecord } from '../domain/audit-record';
 import { AuditTrail } from '../domain/audit-trail';
 import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
+import { routeOf } from '../../../common/http/route-path';
 
 /**
  * Records every state-changing request (POST/PUT/PATCH/DELETE on `/v1/*`) in the audit trail,
@@ -68,7 +68,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
 
   writeFor(req: FastifyRequest, status: number, body: string | null): BatchWrite | null {
     const principal = (req as AuthedRequest).principal;
-    if (!principal || !isAuditedRequest(req.method, req.url)) return null;
+    if (!principal || !isAuditedRequest(req.method, routeOf(req))) return null;
     const record = this.describe(req as AuthedRequest, principal, status, parseJson(body), false);
     return needsRunSessionLookup(record) ? null : this.trail.enqueueWrite([record]);
   }
@@ -83,7 +83,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
       principal,
       method: req.method,
       url: req.url,
-      route: req.routeOptions?.url ?? null,
+      route: routeOf(req),
       params: (req.params ?? {}) as Record<string, string>,
       query: (req.query ?? {}) as Record<string, unknown>,
       body: isJsonRequest(req) ? req.body : null,
@@ -97,7 +97,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
   }
 
   private async record(req: AuthedRequest, reply: FastifyReply, payload: unknown): Promise<void> {
-    if (this.done.has(req) || !isAuditedRequest(req.method, req.url)) return;
+    if (this.done.has(req) || !isAuditedRequest(req.method, routeOf(req))) return;
     try {
       const principal = req.principal ?? (await this.callerOfRejected(req, reply.statusCode));
       if (!principal) return;
@@ -115,11 +115,8 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
    */
   private async callerOfRejected(req: FastifyRequest, status: number): Promise<Principal | null> {
     if (status === 401 || status === 429) return null;
-    const header = req.headers.authorization;
-    const match = typeof header === 'string' ? BEARER.exec(header) : null;
-    if (!match) return null;
     const keys: ApiKeysService = this.keys ?? (this.keys = this.moduleRef.get(ApiKeysService, { strict: false }) as ApiKeysService);
-    return keys.authenticateHash(requestKeyHash(req, match[1]));
+    return keys.authenticateRequest(req);
   }
 
   /** The run's session if the caller may see the run; null otherwise (or if the lookup fails). */

@@ -2,6 +2,7 @@ import { Controller, Get, Optional, Param, Query, Req, Res } from '@nestjs/commo
 import { QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags, getSchemaPath } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { keyIdentityOf } from '../../../common/auth/api-keys.service';
 import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { DomainError } from '../../../common/errors/domain-error';
@@ -219,11 +220,12 @@ export class EventsController {
       await reply.status(204).header('vary', 'Accept').send();
       return;
     }
-    if (!this.sse.tryAcquire(principal.keyId)) {
+    const streamKey = keyIdentityOf(principal);
+    if (!(await this.sse.acquire(streamKey))) {
       throw new DomainError('rate_limited', 'too many open event streams for this API key', { retry_after_s: 5 });
     }
     reply.hijack();
-    const conn = this.sse.start(reply.raw, principal.keyId, { 'x-request-id': String(req.id) }, { kind, id });
+    const conn = this.sse.start(reply.raw, streamKey, { 'x-request-id': String(req.id) }, { kind, id });
     if (conn.isClosed) return;
     let sub: Subscription | null = null;
     conn.onClose(() => sub?.close());

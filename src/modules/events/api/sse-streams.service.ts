@@ -2,7 +2,9 @@ import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap }
 import { QueryBus } from '@nestjs/cqrs';
 import type { ServerResponse } from 'node:http';
 import { AppConfig } from '../../../common/config/app-config';
+import { SharedRedis } from '../../../common/redis/shared-redis';
 import { ExistingRunsQuery, ExistingSessionsQuery } from '../application/stream-targets.query';
+import { SharedStreamCounts } from '../infrastructure/shared-stream-counts';
 import { SseConnection } from './sse';
 
 export interface StreamTarget {
@@ -16,7 +18,9 @@ export const SSE_RETRY_MS = 3000;
 
 /**
  * The open SSE connections of this node: the per-API-key limit (SSE_MAX_PER_KEY) and a clean end
- * of every stream on shutdown.
+ * of every stream on shutdown. The limit counts this node's streams; with REDIS_URL, every
+ * node's (SharedStreamCounts: one Redis round trip per stream opened or closed, a heartbeat every
+ * third of REDIS_NODE_TTL_MS). If Redis cannot answer, this node's own count decides.
  */
 @Injectable()
 export class SseStreamsService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -26,11 +30,16 @@ export class SseStreamsService implements OnApplicationBootstrap, BeforeApplicat
   private sweepTimer: NodeJS.Timeout | null = null;
   private readonly perKey = new Map<string, number>();
   private closing = false;
+  private readonly shared: SharedStreamCounts | null;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly config: AppConfig,
     private readonly queries: QueryBus,
-  ) {}
+    private readonly redis: SharedRedis,
+  ) {
+    this.shared = redis.client ? new SharedStreamCounts(redis.client, redis.prefix, config.nodeId, config.redisNodeTtlMs) : null;
+  }
 
   /**
    * A stream whose run or session was deleted would otherwise only ever get keep-alives: every
@@ -41,6 +50,11 @@ export class SseStreamsService implements OnApplicationBootstrap, BeforeApplicat
     const every = Math.min(15_000, Math.max(1_000, this.config.sseKeepaliveMs));
     this.sweepTimer = setInterval(() => void this.endOrphans().catch((err) => this.logger.warn(`orphan sweep failed: ${(err as Error).message}`)), every);
     this.sweepTimer.unref();
+    if (this.shared) {
+      const shared = this.shared;
+      this.heartbeatTimer = setInterval(() => void shared.heartbeat(this.perKey).catch((err: Error) => this.redis.logError(err)), Math.max(100, Math.floor(shared.ttlMs / 3)));
+      this.heartbeatTimer.unref();
+    }
   }
 
   async endOrphans(): Promise<number> {
@@ -67,39 +81,55 @@ export class SseStreamsService implements OnApplicationBootstrap, BeforeApplicat
     return this.open.size;
   }
 
-  /** Reserves a slot for `keyId`; false when the key is at its limit (or the node is shutting down). */
-  tryAcquire(keyId: string): boolean {
+  /**
+   * Reserves a stream slot for the API key `key` (its identity, the same on every node); false
+   * when the key is at its limit (or the node is shutting down). The slot is taken here first,
+   * so concurrent opens on this node never overshoot while Redis answers.
+   */
+  async acquire(key: string): Promise<boolean> {
     if (this.closing) return false;
-    const n = this.perKey.get(keyId) ?? 0;
-    if (n >= this.config.sseMaxPerKey) return false;
-    this.perKey.set(keyId, n + 1);
-    return true;
+    const n = (this.perKey.get(key) ?? 0) + 1;
+    if (n > this.config.sseMaxPerKey) return false;
+    this.perKey.set(key, n);
+    if (!this.shared) return true;
+    let admitted: boolean;
+    try {
+      admitted = await this.shared.acquire(key, n, this.config.sseMaxPerKey);
+    } catch (err) {
+      this.redis.logError(err as Error);
+      admitted = true; // this node's own count (checked above) decides
+    }
+    if (!admitted) this.release(key);
+    return admitted;
   }
 
-  release(keyId: string): void {
-    const n = (this.perKey.get(keyId) ?? 0) - 1;
-    if (n <= 0) this.perKey.delete(keyId);
-    else this.perKey.set(keyId, n);
+  release(key: string): void {
+    const n = (this.perKey.get(key) ?? 0) - 1;
+    if (n <= 0) this.perKey.delete(key);
+    else this.perKey.set(key, n);
+    this.shared?.setCount(key, Math.max(0, n)).catch((err: Error) => this.redis.logError(err));
   }
 
-  /** Opens the stream on a hijacked response; the slot of `keyId` is released when it closes. */
-  start(raw: ServerResponse, keyId: string, headers: Record<string, string>, target?: StreamTarget): SseConnection {
+  /** Opens the stream on a hijacked response; the slot of `key` (from `acquire`) is released when it closes. */
+  start(raw: ServerResponse, key: string, headers: Record<string, string>, target?: StreamTarget): SseConnection {
     const conn = new SseConnection(raw, { keepaliveMs: this.config.sseKeepaliveMs, maxBufferedBytes: SSE_MAX_BUFFERED_BYTES });
     this.open.add(conn);
     if (target) this.targets.set(conn, target);
     conn.onClose((reason) => {
       this.open.delete(conn);
       this.targets.delete(conn);
-      this.release(keyId);
-      if (reason === 'slow_client') this.logger.warn(`closed a slow SSE client (key ${keyId})`);
+      this.release(key);
+      if (reason === 'slow_client') this.logger.warn('closed a slow SSE client');
     });
     conn.open(headers, SSE_RETRY_MS);
     return conn;
   }
 
-  beforeApplicationShutdown(): void {
+  async beforeApplicationShutdown(): Promise<void> {
     this.closing = true;
     if (this.sweepTimer) clearInterval(this.sweepTimer);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     for (const conn of [...this.open]) conn.end();
+    await this.shared?.leave().catch((err: Error) => this.redis.logError(err));
   }
 }
