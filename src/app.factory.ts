@@ -121,6 +121,7 @@ export async function listen(app: NestFastifyApplication, config: AppConfig): Pr
   const addr = app.getHttpServer().address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  new Logger('Bootstrap').log(`Agent API listening on http://${host}:${port} (docs: http://${host}:${port}/docs)`);
-  return `http://${host}:${port}`;
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  new Logger('Bootstrap').log(`Agent API listening on ${base} (docs: ${base}/docs, console: ${base}/console/)`);
+  return base;
 }
