@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { DataSource } from 'typeorm';
 import { OUTBOX_SCRAPE_MIN_INTERVAL_MS } from '../../src/common/metrics/metrics';
 import { createSession, isTerminal, script, startRun, userInput, waitForRun } from '../helpers/runs';
@@ -145,4 +147,13 @@ describe('operability: run, model, tool, pool, error and outbox metrics', () => 
     expect(get(m, 'agent_api_outbox_backlog{outbox="audit"}')).toBe(1);
     expect(get(m, 'agent_api_outbox_oldest_age_seconds{outbox="audit"}')).toBeGreaterThanOrEqual(59);
   }, 20000);
+
+  it('the Grafana dashboard (deploy/grafana) charts only metrics this node exports', async () => {
+    const dashboard = JSON.parse(readFileSync(join(__dirname, '../../deploy/grafana/agent-api-dashboard.json'), 'utf8'));
+    const exprs: string[] = dashboard.panels.flatMap((p: any) => (p.targets ?? []).map((t: any) => t.expr));
+    expect(exprs.length).toBeGreaterThan(20);
+    const names = new Set([...(await scrape()).keys()].map((k) => k.replace(/\{.*$/, '')));
+    const used = [...new Set(exprs.flatMap((e) => e.match(/agent_api_[a-z0-9_]+/g) ?? []))];
+    expect(used.filter((n) => !names.has(n))).toEqual([]);
+  });
 });
