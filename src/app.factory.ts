@@ -22,7 +22,8 @@ export const API_DESCRIPTION = `
 Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
 
 **Authentication**: every \`/v1\` route takes \`Authorization: Bearer <api key>\`. The development
-key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset.
+key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset (the server then listens on
+127.0.0.1 only).
 
 **Errors**: every non-2xx response is \`{"error": {code, message, type, retryable, request_id, run_id, details}}\`
 with an \`X-Request-Id\` header. Branch on \`code\`.
