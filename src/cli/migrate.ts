@@ -10,7 +10,9 @@ import { EmbeddedPostgres } from '../common/database/embedded-postgres';
  * database under DATA_DIR when DATABASE_URL is unset, with the app's own data source options.
  */
 export async function runMigrations(env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
-  const config = loadConfig(env);
+  // This process serves nothing: the listen address (and the HOST / API_KEYS rule) is not its concern.
+  const { HOST: _host, ...rest } = env;
+  const config = loadConfig(rest);
   const embedded = config.databaseUrl ? null : new EmbeddedPostgres(config.dataDir, 4);
   const url = config.databaseUrl ?? (await embedded!.start());
   const dataSource = new DataSource({ ...dataSourceOptions(url, 2), migrationsRun: false });

@@ -222,9 +222,9 @@ export class EventsController {
     if (!this.sse.tryAcquire(principal.keyId)) {
       throw new DomainError('rate_limited', 'too many open event streams for this API key', { retry_after_s: 5 });
     }
-    // Delivery lag is measured on live deliveries only: events that occurred after this stream
-    // opened. Replayed history (a reconnect from an old cursor) would count its age as lag.
-    const openedAt = Date.now();
+    // Delivery lag is measured on live deliveries only: events that occurred after this request
+    // arrived. Replayed history (a reconnect from an old cursor) would count its age as lag.
+    const openedAt = Date.now() - reply.elapsedTime;
     reply.hijack();
     const conn = this.sse.start(reply.raw, principal.keyId, { 'x-request-id': String(req.id) }, { kind, id });
     if (conn.isClosed) return;
