@@ -1,5 +1,7 @@
-# Agent API: multi-stage build on Node 20.
-FROM node:20-slim AS build
+# Agent API: multi-stage build on Node 22 (LTS; the service supports Node 20.19+, 22 and 24).
+# test/e2e/docker-image.e2e-spec.ts replays this file without a Docker engine (test/helpers/docker-layout.ts)
+# and serves /console and /docs from the result: a RUN step it does not know fails that test.
+FROM node:22-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -8,7 +10,9 @@ COPY src ./src
 COPY migrations ./migrations
 RUN npm run build && npm prune --omit=dev
 
-FROM node:20-slim
+FROM node:22-slim
+# No API_KEYS here on purpose: with HOST=0.0.0.0 and no API_KEYS the server refuses to start
+# (the development key is well known). Pass API_KEYS at `docker run -e` / in compose.
 ENV NODE_ENV=production \
     PORT=3000 \
     HOST=0.0.0.0 \
@@ -18,6 +22,8 @@ COPY --from=build /app/package.json ./package.json
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY agents ./agents
+# The web console (/console): static files served by the app.
+COPY console ./console
 RUN mkdir -p /app/data && chown -R node:node /app/data
 USER node
 EXPOSE 3000

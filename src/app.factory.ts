@@ -23,7 +23,8 @@ export const API_DESCRIPTION = `
 Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
 
 **Authentication**: every \`/v1\` route takes \`Authorization: Bearer <api key>\`. The development
-key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset.
+key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset (the server then listens on
+127.0.0.1 only).
 
 **Errors**: every non-2xx response is \`{"error": {code, message, type, retryable, request_id, run_id, details}}\`
 with an \`X-Request-Id\` header. Branch on \`code\`.
@@ -148,6 +149,7 @@ export async function listen(app: NestFastifyApplication, config: AppConfig): Pr
   const addr = app.getHttpServer().address();
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  new Logger('Bootstrap').log(`Agent API listening on http://${host}:${port} (docs: http://${host}:${port}/docs)`);
-  return `http://${host}:${port}`;
+  const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  new Logger('Bootstrap').log(`Agent API listening on ${base} (docs: ${base}/docs, console: ${base}/console/)`);
+  return base;
 }

@@ -12,7 +12,9 @@ import { resolveAuditHmacKey } from '../common/config/audit-hmac-key';
  * is unset, with the app's own data source options and audit key.
  */
 export async function runMigrations(env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
-  const config = loadConfig(env);
+  // This process serves nothing: the listen address (and the HOST / API_KEYS rule) is not its concern.
+  const { HOST: _host, ...rest } = env;
+  const config = loadConfig(rest);
   const embedded = config.databaseUrl ? null : new EmbeddedPostgres(config.dataDir, 4);
   const url = config.databaseOwnerUrl ?? config.databaseUrl ?? (await embedded!.start());
   const dataSource = new DataSource({ ...dataSourceOptions(url, 2), migrationsRun: false });

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics of this node
-         * @description Prometheus text format: HTTP latency histogram (method, route template, status), runs by status, events appended, open SSE streams, event delivery lag, worker leases held, process metrics. Needs no API key.
+         * @description Prometheus text format: HTTP latency (method, route template, status), error responses by code, 429s and idempotent replays by route; runs by status, runs started and finished (status, reason), run duration, time to first event, model and tool call latency by name; events appended, open SSE streams, live event delivery lag, worker leases held, database pool waits, the audit outbox backlog; process metrics. Labels never carry run or session ids. Needs no API key: keep it off the public network (deploy/nginx.conf denies it there).
          */
         get: operations["Metrics_scrape"];
         put?: never;

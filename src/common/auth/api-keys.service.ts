@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { AppConfig, DEFAULT_DEV_KEY } from '../config/app-config';
+import { AppConfig, DEFAULT_DEV_KEY, isLoopbackHost } from '../config/app-config';
 import { newId } from '../ids/ids';
 import { Principal } from './principal';
 
@@ -100,7 +100,10 @@ export class ApiKeysService implements OnApplicationBootstrap, BeforeApplication
     await this.sync();
     if (this.config.apiKeysFromDefault) {
       const [key] = DEFAULT_DEV_KEY.split(':');
-      this.logger.warn(`API_KEYS is not set: using the development key "${key}" (tenant_dev / user_dev / admin). Set API_KEYS in production.`);
+      this.logger.warn(
+        `API_KEYS is not set: using the development key "${key}" (tenant_dev / user_dev / admin)` +
+          (isLoopbackHost(this.config.host) ? `; listening on ${this.config.host} only. Set API_KEYS to serve other machines.` : '. Set API_KEYS in production.'),
+      );
     } else {
       this.logger.log(`${this.config.apiKeys.length} API key(s) configured`);
     }

@@ -21,7 +21,8 @@ describe('loadConfig', () => {
     it('has the documented defaults', () => {
       expect(c).toMatchObject({
         port: 3000,
-        host: '0.0.0.0',
+        // No API_KEYS: only the well-known development key, so this machine only.
+        host: '127.0.0.1',
         databaseUrl: null,
         dataDir: resolve('./data'),
         logLevel: 'info',
@@ -86,6 +87,26 @@ describe('loadConfig', () => {
       bodyMaxBytes: 2048,
       idempotencyTtlHours: 1,
       openaiBaseUrl: 'https://api.example.com/v1',
+    });
+  });
+
+  describe('HOST and API_KEYS', () => {
+    it('listens on every interface by default once keys are configured', () => {
+      expect(loadConfig({ API_KEYS: 'key-aaaa-1111:tenant_a:user_1:admin' }).host).toBe('0.0.0.0');
+    });
+
+    it('takes an explicit HOST with configured keys', () => {
+      expect(loadConfig({ API_KEYS: 'key-aaaa-1111:tenant_a:user_1:admin', HOST: '10.1.2.3' }).host).toBe('10.1.2.3');
+    });
+
+    it.each(['127.0.0.1', '127.0.1.1', 'localhost', '::1', '[::1]'])('allows the loopback HOST=%s without API_KEYS', (host) => {
+      expect(loadConfig({ HOST: host }).host).toBe(host);
+    });
+
+    it.each(['0.0.0.0', '::', '192.168.1.10', 'example.org'])('refuses HOST=%s without API_KEYS (the development key would be public)', (host) => {
+      const problems = problemsOf({ HOST: host });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(new RegExp(`HOST=${host.replace(/\./g, '\\.')} would serve the well-known development key .*set API_KEYS`));
     });
   });
 

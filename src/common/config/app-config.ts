@@ -79,6 +79,12 @@ export const AUDIT_HMAC_KEY_MIN_LENGTH = 32;
 const KEY_RE = /^[A-Za-z0-9_-]{8,}$/;
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/** A listen address that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const h = host.toLowerCase().replace(/^\[|\]$/g, '');
+  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h);
+}
+
 /** Reads and validates the environment; every problem is reported at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems: string[] = [];
@@ -108,7 +114,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   const c = new AppConfig();
   c.port = int('PORT', 3000, 0, 65535);
-  c.host = str('HOST', '0.0.0.0');
+  const explicitHost = env.HOST !== undefined && env.HOST.trim() !== '' ? env.HOST.trim() : null;
   const dbUrl = env.DATABASE_URL;
   c.databaseUrl = dbUrl && dbUrl.trim() !== '' ? dbUrl.trim() : null;
   if (c.databaseUrl && !/^postgres(ql)?:\/\//.test(c.databaseUrl)) {
@@ -152,6 +158,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (seen.has(key)) problems.push(`API_KEYS: a key is listed twice`);
     seen.add(key);
     c.apiKeys.push({ key, tenantId, subjectId, role: role as Role });
+  }
+
+  // Without configured keys the only key is the well-known development admin key: the server is
+  // then reachable from this machine only. An explicit non-loopback HOST with it is refused (fail
+  // closed: a container or VM would otherwise serve an admin key everyone knows).
+  c.host = explicitHost ?? (c.apiKeysFromDefault ? '127.0.0.1' : '0.0.0.0');
+  if (explicitHost !== null && c.apiKeysFromDefault && !isLoopbackHost(explicitHost)) {
+    problems.push(
+      `HOST=${explicitHost} would serve the well-known development key (${DEFAULT_DEV_KEY.split(':')[0]}, admin) beyond this machine: ` +
+        `set API_KEYS, or unset HOST to listen on 127.0.0.1 only`,
+    );
   }
 
   c.docsEnabled = bool('DOCS_ENABLED', true);

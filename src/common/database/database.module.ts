@@ -1,4 +1,4 @@
-import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { Global, Inject, Injectable, Logger, Module, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { MIGRATIONS } from '../../../migrations';
@@ -7,7 +7,8 @@ import { resolveAuditHmacKey } from '../config/audit-hmac-key';
 import { EmbeddedPostgres } from './embedded-postgres';
 import { runMigrationsLocked } from './migrate-locked';
 import { UnitOfWork } from './unit-of-work';
-import { priorityPg } from './priority-pool';
+import { PriorityPool, priorityPg } from './priority-pool';
+import { Metrics } from '../metrics/metrics';
 import { PreparedStatementsClient } from './prepared-statements';
 
 /** Where the database is: the configured PostgreSQL, or the embedded one this process started. */
@@ -39,12 +40,16 @@ class DatabaseLifecycle implements OnModuleInit, OnApplicationShutdown {
     private readonly dataSource: DataSource,
     @Inject(DATABASE_TARGET) private readonly target: DatabaseTarget,
     private readonly config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   private analyzeTimer: NodeJS.Timeout | null = null;
 
   /** Schema first: before any other module's start-up hook touches a table. */
   async onModuleInit(): Promise<void> {
+    const pool = (this.dataSource.driver as unknown as { master?: unknown }).master;
+    const metrics = this.metrics;
+    if (pool instanceof PriorityPool && metrics) pool.onWait = (level, seconds) => metrics.recordPoolWait(level, seconds);
     const applied = await migrateAsOwner(this.dataSource, this.config);
     if (applied.length) this.logger.log(`applied ${applied.length} migration(s): ${applied.map((m) => m.name).join(', ')}`);
     if (this.target.embedded) {

@@ -35,7 +35,7 @@ export class EmbeddedPostgres {
     await this.server.start();
     const conn = this.server.getServerConn(); // "127.0.0.1:PORT"
     this.url = `postgres://postgres:postgres@${conn}/postgres`;
-    this.logger.log(`embedded PostgreSQL (PGlite) ${dir ? `in ${dir}` : 'in memory'} on ${conn}`);
+    this.logger.debug(`embedded PostgreSQL (PGlite) ${dir ? `in ${dir}` : 'in memory'} on ${conn}`);
     return this.url;
   }
 

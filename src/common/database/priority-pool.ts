@@ -1,6 +1,6 @@
 import * as pg from 'pg';
 import { BackgroundSlices } from './background-slices';
-import { DB_PRIORITY_RANK, DbPriority } from './db-priority';
+import { DB_PRIORITY_RANK, DbPriority, DbPriorityLevel } from './db-priority';
 
 type Release = (err?: Error | boolean) => void;
 type ConnectCallback = (err: Error | undefined, client?: pg.PoolClient, release?: Release) => void;
@@ -16,7 +16,12 @@ const SLICED = Symbol('backgroundSliced');
 interface Waiter {
   callback: ConnectCallback;
   timer: NodeJS.Timeout | null;
+  level: DbPriorityLevel;
+  since: number;
 }
+
+/** Told of every checkout: how long its caller waited for a free connection (0: at once). */
+export type PoolWaitObserver = (level: DbPriorityLevel, seconds: number) => void;
 
 /**
  * A `pg` pool that hands out its connections by priority (DbPriority): when every connection is
@@ -38,6 +43,8 @@ export class PriorityPool extends pg.Pool {
   private readonly limit: number;
   private readonly waitTimeoutMs: number;
   private readonly slices: BackgroundSlices | null;
+  /** Set once by the database module (metrics): called on every checkout, so it must be cheap. */
+  onWait: PoolWaitObserver | null = null;
 
   constructor(config?: PriorityPoolConfig) {
     super(config);
@@ -59,13 +66,15 @@ export class PriorityPool extends pg.Pool {
     if (!callback) {
       return new Promise<pg.PoolClient>((resolve, reject) => this.connect((err, client) => (err ? reject(err) : resolve(client as pg.PoolClient))));
     }
-    const rank = DB_PRIORITY_RANK[DbPriority.current()];
+    const level = DbPriority.current();
+    const rank = DB_PRIORITY_RANK[level];
     // Served at once only when nobody of the same or a higher level is already waiting.
     if (this.checkedOut < this.limit && this.waiting.slice(0, rank + 1).every((q) => q.length === 0)) {
+      this.onWait?.(level, 0);
       this.checkout(callback);
       return;
     }
-    const waiter: Waiter = { callback, timer: null };
+    const waiter: Waiter = { callback, timer: null, level, since: performance.now() };
     if (this.waitTimeoutMs > 0) {
       waiter.timer = setTimeout(() => {
         const q = this.waiting[rank];
@@ -126,6 +135,7 @@ export class PriorityPool extends pg.Pool {
       const w = q.shift();
       if (w) {
         if (w.timer) clearTimeout(w.timer);
+        this.onWait?.(w.level, (performance.now() - w.since) / 1000);
         this.checkout(w.callback);
         return;
       }

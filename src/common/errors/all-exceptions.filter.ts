@@ -1,5 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { noteErrorCode } from '../http/response-error-code';
 import { toErrorResponse } from './error-envelope';
 
 /** Writes the contract error envelope for everything thrown in a Nest handler, guard or pipe. */
@@ -17,6 +18,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, exception: unknown, logger?: Logger): void {
   const res = toErrorResponse(exception, String(request.id));
+  noteErrorCode(reply, res.body.error.code);
   if (res.status >= 500) {
     (logger ?? new Logger('Errors')).error(
       `${request.method} ${request.url} -> ${res.status} ${res.body.error.code} [${request.id}]`,

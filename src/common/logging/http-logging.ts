@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger as Pino } from 'pino';
 import { routeOf } from '../http/route-path';
+import { errorCodeOf } from '../http/response-error-code';
 import { withLogContext } from './log-context';
 
 const RUN_IN_PATH = /\/runs\/(run_[A-Za-z0-9]+)/;
@@ -20,13 +21,14 @@ function isEventStream(req: FastifyRequest, reply: FastifyReply): boolean {
 }
 
 export interface RequestObserver {
-  (req: FastifyRequest, reply: FastifyReply, info: { route: string; status: number; seconds: number; stream: boolean }): void;
+  (req: FastifyRequest, reply: FastifyReply, info: { route: string; status: number; seconds: number; stream: boolean; code: string | undefined }): void;
 }
 
 /**
  * Request context and the request log: everything a request starts runs with its `req_id` in the
  * log context (AsyncLocalStorage, entered in the first `onRequest` hook), and each finished request
- * writes one line (method, route template, status, duration, run id). Never bodies or headers.
+ * writes one line (method, route template, status, the error `code` of an error, duration, run id).
+ * Never bodies or headers.
  */
 export function registerHttpLogging(fastify: FastifyInstance, logger: Pino, observers: RequestObserver[] = []): void {
   fastify.addHook('onRequest', (req, _reply, done) => {
@@ -37,7 +39,8 @@ export function registerHttpLogging(fastify: FastifyInstance, logger: Pino, obse
     const status = reply.statusCode;
     const seconds = reply.elapsedTime / 1000;
     const stream = isEventStream(req, reply);
-    for (const o of observers) o(req, reply, { route, status, seconds, stream });
+    const code = status >= 400 ? errorCodeOf(reply) : undefined;
+    for (const o of observers) o(req, reply, { route, status, seconds, stream, code });
     const level = status >= 500 ? 'error' : status >= 400 ? 'warn' : 'info';
     if (logger.isLevelEnabled(level)) {
       const runId = runIdOf(req, reply);
@@ -48,6 +51,7 @@ export function registerHttpLogging(fastify: FastifyInstance, logger: Pino, obse
           method: req.method,
           route,
           status,
+          ...(code ? { code } : {}),
           duration_ms: Math.round(reply.elapsedTime),
           ...(stream ? { stream: 'sse' } : {}),
         },

@@ -37,6 +37,24 @@ describe('PinoNestLogger', () => {
     expect(lines[2]).toMatchObject({ level: 'warn', context: 'Worker', attempt: 2 });
   });
 
+  it("writes Nest's and Fastify's start-up chatter at debug, so info starts quietly", () => {
+    const { lines, logger, root } = capture('info');
+    logger.log('AppModule dependencies initialized', 'InstanceLoader');
+    logger.log('Mapped {/healthz, GET} route', 'RouterExplorer');
+    logger.log('Nest application successfully started', 'NestApplication');
+    root.info('Server listening at http://127.0.0.1:3000');
+    logger.log('Agent API listening on http://127.0.0.1:3000', 'Bootstrap');
+    expect(lines.map((l) => l.msg)).toEqual(['Agent API listening on http://127.0.0.1:3000']);
+
+    const debug = capture('debug');
+    debug.logger.log('Mapped {/healthz, GET} route', 'RouterExplorer');
+    debug.root.info('Server listening at http://127.0.0.1:3000');
+    expect(debug.lines.map((l) => [l.level, l.msg])).toEqual([
+      ['debug', 'Mapped {/healthz, GET} route'],
+      ['debug', 'Server listening at http://127.0.0.1:3000'],
+    ]);
+  });
+
   it('never writes authorization headers or bodies', () => {
     const { lines, root } = capture();
     root.info({ req: { headers: { authorization: 'Bearer secret-key-1' }, body: { password: 'p' } } }, 'x');

@@ -13,6 +13,15 @@ export const REDACTED_PATHS = [
   'body',
 ];
 
+/**
+ * Start-up chatter written at `debug` instead of `info`, so that `info` starts with a couple of
+ * lines (the listening address, the development-key warning): Nest's module and route lines
+ * (by context) and Fastify's one "Server listening at" line per interface (by message).
+ */
+export const STARTUP_DEBUG_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+const FASTIFY_LISTENING = 'Server listening at ';
+const INFO = 30;
+
 /** The process's root logger: JSON lines on stdout (or `destination`), ISO times, level names. */
 export function createRootLogger(level: LogLevel, base: Record<string, unknown> = {}, destination?: DestinationStream): Pino {
   return pino(
@@ -22,6 +31,15 @@ export function createRootLogger(level: LogLevel, base: Record<string, unknown> 
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+      hooks: {
+        logMethod(args, method, level) {
+          if (level === INFO && typeof args[0] === 'string' && args[0].startsWith(FASTIFY_LISTENING)) {
+            if (this.isLevelEnabled('debug')) this.debug(...(args as [string]));
+            return;
+          }
+          method.apply(this, args);
+        },
+      },
     },
     destination,
   );
@@ -46,7 +64,8 @@ export class PinoNestLogger implements LoggerService {
   constructor(readonly pino: Pino) {}
 
   log(message: unknown, ...params: unknown[]): void {
-    this.write('info', message, params);
+    const context = params[params.length - 1];
+    this.write(typeof context === 'string' && STARTUP_DEBUG_CONTEXTS.has(context) ? 'debug' : 'info', message, params);
   }
   error(message: unknown, ...params: unknown[]): void {
     this.write('error', message, params, true);

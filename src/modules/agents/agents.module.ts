@@ -40,6 +40,6 @@ export class AgentsModule implements OnModuleInit {
       .list()
       .flatMap((a) => a.tools.filter((t) => !this.tools.get(t)).map((t) => `agent ${a.id} v${a.version} names unknown tool "${t}"`));
     if (problems.length) throw new Error(`agent definitions: ${problems.join('; ')}`);
-    new Logger('Agents').log(`tools: ${this.tools.all().map((t) => t.name).join(', ')}`);
+    new Logger('Agents').debug(`tools: ${this.tools.all().map((t) => t.name).join(', ')}`);
   }
 }

@@ -47,7 +47,7 @@ export class FileAgentCatalog extends AgentCatalog {
     if (!this.versions.has(config.agentDefaultId)) throw new Error(`AGENT_DEFAULT_ID "${config.agentDefaultId}" is not a configured agent`);
     this.models = ['scripted'];
     if (config.openaiBaseUrl) this.models.push(config.openaiModel ?? 'gpt-4o-mini');
-    this.logger.log(`agents: ${[...this.versions.keys()].join(', ')}; models: ${this.models.join(', ')}`);
+    this.logger.debug(`agents: ${[...this.versions.keys()].join(', ')}; models: ${this.models.join(', ')}`);
   }
 
   list(): AgentDefinition[] {

@@ -1,4 +1,5 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Metrics, OutboxBacklog } from '../../../common/metrics/metrics';
 import { DbPriority } from '../../../common/database/db-priority';
 import { toJsonb } from '../../../common/database/jsonb';
 import { EntityManager } from 'typeorm';
@@ -24,6 +25,13 @@ const OUTBOX_RETRY_MS = 1000;
 const OUTBOX_DRAIN_DELAY_MS = 25;
 /** How often, at most, a tenant's moved chain head is written to the log (the external anchor; see ARCHITECTURE). */
 const HEAD_ANCHOR_EVERY_MS = 60_000;
+/** The backlog gauge counts at most this many queued rows (a bounded scrape even when far behind). */
+const BACKLOG_COUNT_BOUND = 100_000;
+const BACKLOG_QUERY_TIMEOUT_MS = 1000;
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms).unref())]);
+}
 
 /**
  * A queued record as stored in `audit_outbox.record`: a record written by `enqueue` (JSON: the
@@ -100,12 +108,31 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   constructor(
     private readonly uow: UnitOfWork,
     private readonly key: AuditChainKey,
+    @Optional() private readonly metrics?: Metrics,
   ) {
     super();
   }
 
   onApplicationBootstrap(): void {
+    this.metrics?.setOutboxSource('audit', () =>
+      withTimeout(this.backlog(), BACKLOG_QUERY_TIMEOUT_MS).catch((err: Error) => {
+        this.logger.warn(`metrics: audit outbox backlog not refreshed: ${err.message}`);
+        return null;
+      }),
+    );
     this.kick();
+  }
+
+  /** What waits to be chained: queued rows (counted up to a bound) and the age of the oldest. Two index reads. */
+  async backlog(): Promise<OutboxBacklog> {
+    const rows: Array<{ n: string; oldest: string | null }> = await this.uow.dataSource.query(
+      `SELECT (SELECT count(*) FROM (SELECT 1 FROM audit_outbox LIMIT $1) q) AS n,
+              (SELECT COALESCE(record->>'occurredAt', record->'run_event'->>'occurred_at') FROM audit_outbox ORDER BY id LIMIT 1) AS oldest`,
+      [BACKLOG_COUNT_BOUND],
+    );
+    const n = Number(rows[0]?.n ?? 0);
+    const oldest = rows[0]?.oldest ? Date.parse(rows[0].oldest) : NaN;
+    return { rows: n, oldestAgeSeconds: n > 0 && Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1000) : 0 };
   }
 
   async beforeApplicationShutdown(): Promise<void> {

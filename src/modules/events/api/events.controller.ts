@@ -224,6 +224,9 @@ export class EventsController {
     if (!(await this.sse.acquire(streamKey))) {
       throw new DomainError('rate_limited', 'too many open event streams for this API key', { retry_after_s: 5 });
     }
+    // Delivery lag is measured on live deliveries only: events that occurred after this request
+    // arrived. Replayed history (a reconnect from an old cursor) would count its age as lag.
+    const openedAt = Date.now() - reply.elapsedTime;
     reply.hijack();
     const conn = this.sse.start(reply.raw, streamKey, { 'x-request-id': String(req.id) }, { kind, id });
     if (conn.isClosed) return;
@@ -254,7 +257,10 @@ export class EventsController {
           chunks.set(events, c);
         }
         if (c.n === 0 || !conn.write(c.bytes)) return;
-        for (let i = 0; i < c.n; i++) this.metrics?.recordDeliveryLag(events[i].occurredAt);
+        if (this.metrics) {
+          const now = Date.now();
+          for (let i = 0; i < c.n; i++) if (events[i].occurredAt.getTime() >= openedAt) this.metrics.recordDeliveryLag(events[i].occurredAt, now);
+        }
         if (kind === 'run' && events[c.n - 1].type === 'run.finished') conn.end();
       },
     }, first);

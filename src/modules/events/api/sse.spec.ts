@@ -1,5 +1,6 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import type { ServerResponse } from 'node:http';
 import { encodeSseFrame, parseAccept, qualityOf, SseConnection, wantsEventStream } from './sse';
 
 describe('encodeSseFrame', () => {
@@ -64,6 +65,25 @@ describe('SseConnection', () => {
     for await (const c of raw) chunks.push(c as Buffer);
     expect(Buffer.concat(chunks).toString()).toBe('retry: 3000\n\nid: 1\nevent: run.started\ndata: {}\n\n');
     expect(raw.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', vary: 'Accept', 'x-request-id': 'req_1' });
+  });
+
+  it('on a real HTTP response, delivers what was written when it ends in the tick it opened (a finished run replayed; Node 22+ drops corked data on end)', async () => {
+    const server = createServer((_req, res) => {
+      const conn = new SseConnection(res, { keepaliveMs: 60_000, maxBufferedBytes: 1 << 20 });
+      conn.open({}, 3000);
+      conn.send({ id: 1, event: 'run.started', data: '{}' });
+      conn.send({ id: 2, event: 'run.finished', data: '{}' });
+      conn.end();
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const res = await fetch(`http://127.0.0.1:${port}/`);
+      expect(res.headers.get('content-type')).toBe('text/event-stream');
+      await expect(res.text()).resolves.toBe('retry: 3000\n\nid: 1\nevent: run.started\ndata: {}\n\nid: 2\nevent: run.finished\ndata: {}\n\n');
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it('sends keep-alive comments', async () => {

@@ -175,7 +175,7 @@ export class SseConnection {
     // Headers, the retry frame and whatever the opener writes in the same tick (a first page of
     // events) leave in one write.
     this.raw.cork();
-    process.nextTick(() => this.raw.uncork());
+    process.nextTick(() => this.uncork());
     this.raw.flushHeaders();
     this.send({ retry: retryMs });
     this.timer = setInterval(() => this.send({ comment: 'keep-alive' }), this.options.keepaliveMs);
@@ -206,7 +206,14 @@ export class SseConnection {
   end(): void {
     if (this.closed) return;
     this.finish('server');
+    // Still corked (ended in the tick it opened: a finished run's replay): Node 22+ drops what a
+    // corked response holds when it ends, so the frames are let out first.
+    this.uncork();
     this.raw.end();
+  }
+
+  private uncork(): void {
+    while (this.raw.writableCorked > 0) this.raw.uncork();
   }
 
   private finish(reason: SseCloseReason): void {

@@ -7,6 +7,7 @@ import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { toErrorResponse } from '../../../common/errors/error-envelope';
 import { fingerprintOf, isStorableError, isValidIdempotencyKey, scopeOf } from '../domain/fingerprint';
+import { errorCodeInBody, noteErrorCode } from '../../../common/http/response-error-code';
 import { IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
 
 /** What an operation answers: status, JSON body, extra headers. */
@@ -184,6 +185,10 @@ export class IdempotentExecutor {
   private send(reply: FastifyReply, r: StoredResponse, replayed: boolean): void {
     reply.status(r.status).headers(r.headers);
     if (replayed) reply.header('idempotent-replayed', 'true');
+    if (r.status >= 400) {
+      const code = errorCodeInBody(r.body);
+      if (code) noteErrorCode(reply, code);
+    }
     if (r.body === null) {
       reply.send();
       return;

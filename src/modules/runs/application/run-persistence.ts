@@ -1,5 +1,6 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { Metrics } from '../../../common/metrics/metrics';
 import { MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { SessionRepository } from '../../sessions/domain/session.repository';
@@ -8,13 +9,22 @@ import { Run } from '../domain/run.aggregate';
 import { RunRepository } from '../domain/run.repository';
 import { RunSignals } from './run-signals';
 
+/** The reason label and log field of an ended run: its termination reason or its error code. */
+export function endReasonOf(run: Run): string | null {
+  const p = run.propsForPersistence();
+  return p.terminationReason ?? p.error?.code ?? null;
+}
+
 /**
  * Saves a run (row + events) and keeps the session's `active_run_id` / `last_active_at` true in
  * the same transaction; after commit, wakes the worker when a run ended and its session has
- * another run waiting (that one may start now).
+ * another run waiting (that one may start now). Every start and end of a run is committed here:
+ * after commit it is logged (info) and counted (Metrics).
  */
 @Injectable()
 export class RunPersistence {
+  private readonly logger = new Logger('Runs');
+
   constructor(
     private readonly uow: UnitOfWork,
     private readonly runs: RunRepository,
@@ -22,6 +32,7 @@ export class RunPersistence {
     private readonly messages: MessageRepository,
     private readonly signals: RunSignals,
     @Optional() private readonly approvals?: ApprovalGate,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   /** Saves `run`; `inTx` runs first in the same transaction. */
@@ -40,6 +51,41 @@ export class RunPersistence {
   }
 
   private async write(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
+    let starts = false;
+    let finishes = false;
+    for (const e of run.unsavedEvents) {
+      if (e.type === 'run.started') starts = true;
+      else if (e.type === 'run.finished') finishes = true;
+    }
+    await this.commit(run, inTx, message);
+    if (starts || finishes) this.reportCommitted(run, starts, finishes);
+  }
+
+  /** A run's start and end, once committed: one info line each and the run metrics. */
+  private reportCommitted(run: Run, started: boolean, finished: boolean): void {
+    const p = run.propsForPersistence();
+    if (started) {
+      const queuedMs = p.startedAt ? p.startedAt.getTime() - p.createdAt.getTime() : null;
+      this.metrics?.recordRunStarted(p.createdAt);
+      this.logger.log({ msg: 'run started', run_id: p.id, session_id: p.sessionId, agent_id: p.agent.id, model: p.model, queued_ms: queuedMs });
+    }
+    if (finished) {
+      const finishedAt = p.finishedAt ?? new Date();
+      const reason = endReasonOf(run);
+      this.metrics?.recordRunFinished(p.status, reason, p.createdAt, finishedAt);
+      this.logger.log({
+        msg: 'run finished',
+        run_id: p.id,
+        session_id: p.sessionId,
+        status: p.status,
+        reason,
+        duration_ms: finishedAt.getTime() - p.createdAt.getTime(),
+        steps: p.stepCount,
+      });
+    }
+  }
+
+  private async commit(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
     const endedNow = run.isTerminal;
     // An ending run moves the session to its next active run in its save statement (the session is
     // locked by an earlier statement of the transaction below, so that statement's snapshot is

@@ -5,6 +5,7 @@ import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { newId } from '../../../common/ids/ids';
 import { jsonbOrdered } from '../../../common/database/jsonb';
+import { Metrics } from '../../../common/metrics/metrics';
 import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, ModelStreamEvent, ToolSpec } from '../../agents/domain/model-provider';
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
@@ -71,6 +72,7 @@ export class RunExecutor {
     private readonly tools: ToolRegistry,
     @Optional() private readonly approvals?: ApprovalGate,
     @Optional() private readonly attachments?: AttachmentReader,
+    @Optional() private readonly metrics?: Metrics,
   ) {}
 
   /** Executes a run this node has leased until it finishes, waits, or the lease is lost. */
@@ -280,6 +282,7 @@ export class RunExecutor {
         if (!written) writeMessage('streaming', []).catch(() => undefined);
       }, MESSAGE_START_DELAY_MS);
       let failure: { code: RunErrorCode; message: string } | null = null;
+      const calledAt = performance.now();
       try {
         const provider = this.models.forModel(snap.model);
         const stream = provider.stream({
@@ -333,6 +336,7 @@ export class RunExecutor {
           failure = { code: 'model_error', message: 'the model call failed' };
         }
       }
+      this.metrics?.recordModelCall(snap.model, failure ? failure.code : ctx.cancelled ? 'cancelled' : 'ok', (performance.now() - calledAt) / 1000);
       // The tail that is still buffered is written with the completion below (one transaction).
       clearTimeout(startTimer);
       let rest = '';
@@ -518,6 +522,7 @@ export class RunExecutor {
         }, FAST_TOOL_MS);
       }
       const t0 = Date.now();
+      const calledAt = performance.now();
       let raw: ToolOutcome;
       try {
         raw = await this.tools.execute(p.tool_name, p.arguments, {
@@ -534,6 +539,7 @@ export class RunExecutor {
       } finally {
         if (startTimer) clearTimeout(startTimer);
       }
+      this.metrics?.recordToolCall(p.tool_name, raw.ok, (performance.now() - calledAt) / 1000);
       if (startSave !== null && !(await startSave)) return 'conflict';
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
       const outcome = sanitizeJson(raw);
