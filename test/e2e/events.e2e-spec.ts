@@ -310,7 +310,7 @@ describe('events API', () => {
     for (const path of ['/v1/runs/{id}/events', '/v1/sessions/{id}/events']) {
       const op = doc.body.paths[path].get;
       expect(Object.keys(op.responses['200'].content).sort()).toEqual(['application/json', 'text/event-stream']);
-      expect(op.responses['200'].content['text/event-stream'].example).toMatch(/^retry: 3000\n\nid: 1\nevent: run.started\ndata: /);
+      expect(op.responses['200'].content['text/event-stream'].example).toMatch(/^retry: 3000\nid: 1\nevent: run.started\ndata: /);
       expect(op.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['Last-Event-ID', 'after', 'limit']));
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['400', '401', '404', '410', '429']));
     }

@@ -23,13 +23,11 @@ const DEFAULT_LIMIT = 100;
 
 const SSE_EXAMPLE = [
   'retry: 3000',
-  '',
   'id: 1',
   'event: run.started',
   'data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}',
   '',
   ': keep-alive',
-  '',
   '',
 ].join('\n');
 
