@@ -4,11 +4,11 @@ import fastifyMultipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import { join } from 'node:path';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
 import { AppConfig } from './common/config/app-config';
 import { projectRoot } from './common/config/project-root';
+import { setupOpenApi } from './common/http/openapi';
 import { newId } from './common/ids/ids';
 import { registerHttpLogging } from './common/logging/http-logging';
 import { createRootLogger, PinoNestLogger } from './common/logging/logger';
@@ -17,22 +17,6 @@ import { Metrics } from './common/metrics/metrics';
 import { registerRateLimit } from './modules/ops/rate-limit';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._-]{1,128}$/;
-
-export const API_DESCRIPTION = `
-Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
-
-**Authentication**: every \`/v1\` route takes \`Authorization: Bearer <api key>\`. The development
-key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset.
-
-**Errors**: every non-2xx response is \`{"error": {code, message, type, retryable, request_id, run_id, details}}\`
-with an \`X-Request-Id\` header. Branch on \`code\`.
-
-**Idempotency**: send \`Idempotency-Key\` on POSTs (required on run and attachment creation). A retry
-with the same key and body replays the stored response with \`Idempotent-Replayed: true\`.
-
-**Pagination**: collections take \`after\`, \`limit\` (1..100) and \`order\` and answer
-\`{"object":"list","data":[...],"first_id","last_id","has_more"}\`.
-`.trim();
 
 /** Builds the Nest application (not yet listening). Used by main.ts and by the e2e tests. */
 export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
@@ -97,21 +81,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   await app.register(fastifyStatic as never, { root: join(projectRoot(), 'console'), prefix: '/console/', decorateReply: false, cacheControl: false });
   fastify.get('/console', (_req: FastifyRequest, reply: FastifyReply) => reply.redirect('/console/', 302));
 
-  if (config.docsEnabled) {
-    const doc = new DocumentBuilder()
-      .setTitle('Agent API')
-      .setDescription(API_DESCRIPTION)
-      .setVersion('1.0.0')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'Your API key, e.g. dev-key-0001' }, 'api-key')
-      .addSecurityRequirements('api-key')
-      .build();
-    const document = SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
-    SwaggerModule.setup('docs', app, document, {
-      jsonDocumentUrl: 'docs-json',
-      swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
-      customSiteTitle: 'Agent API docs',
-    });
-  }
+  if (config.docsEnabled) setupOpenApi(app);
   // Signals are handled by main.ts (graceful shutdown with a hard deadline), not by Nest.
   return app;
 }

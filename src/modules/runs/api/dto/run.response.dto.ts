@@ -63,7 +63,7 @@ export class RunResponseDto {
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
   @ApiProperty({ type: String, nullable: true }) started_at!: string | null;
   @ApiProperty({ type: String, nullable: true }) finished_at!: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) metadata!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { channel: 'swagger' } }) metadata!: Record<string, string>;
   @ApiPropertyOptional({ description: 'Sync mode only: the text of the final assistant message.' }) output_text?: string | null;
 }
 

@@ -254,7 +254,7 @@ export interface paths {
         };
         /**
          * A run's events (JSON page or SSE stream)
-         * @description Cursor: `sequence`. Members get the public projection, admins the full events.
+         * @description Cursor: `sequence`. Members get the public projection, admins the full events. Representation by `Accept`: `text/event-stream` gives the SSE stream; anything else a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). In Swagger UI, pick the response content type.
          */
         get: operations["Events_runEvents"];
         put?: never;
@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * A session's events across its runs (JSON page or SSE stream)
-         * @description Cursor: `session_sequence`. Members get the public projection, admins the full events.
+         * @description Cursor: `session_sequence`. Members get the public projection, admins the full events. Representation by `Accept`: `text/event-stream` gives the SSE stream; anything else a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). In Swagger UI, pick the response content type.
          */
         get: operations["Events_sessionEvents"];
         put?: never;
@@ -534,6 +534,65 @@ export interface components {
              */
             visibility: "public" | "private";
         };
+        ApprovalAcceptedData: {
+            /**
+             * @description The approval (`apr_...`).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            approval_id: string;
+            /**
+             * @description The subject that decided.
+             * @example user_dev
+             */
+            decided_by: string;
+            /** @description The reason given, if any. */
+            reason: string | null;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        /** @description The `approval.accepted` event. */
+        ApprovalAcceptedEvent: {
+            data: components["schemas"]["ApprovalAcceptedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.accepted";
+        };
         ApprovalListResponseDto: {
             data: components["schemas"]["ApprovalResponseDto"][];
             first_id: string | null;
@@ -541,6 +600,135 @@ export interface components {
             last_id: string | null;
             /** @enum {string} */
             object: "list";
+        };
+        ApprovalRejectedData: {
+            /**
+             * @description The approval (`apr_...`).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            approval_id: string;
+            /**
+             * @description The subject that decided.
+             * @example user_dev
+             */
+            decided_by: string;
+            /** @description The reason given, if any. */
+            reason: string | null;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        /** @description The `approval.rejected` event. */
+        ApprovalRejectedEvent: {
+            data: components["schemas"]["ApprovalRejectedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.rejected";
+        };
+        ApprovalRequestedData: {
+            /**
+             * @description The approval (`apr_...`).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            approval_id: string;
+            /** @description The arguments to approve. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            arguments: unknown;
+            /**
+             * Format: date-time
+             * @description Undecided by then, the run expires.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            expires_at: string;
+            /**
+             * @description `auto` runs; `suggest` runs, flagged; `approve` needs an approval.
+             * @enum {string}
+             */
+            risk: "auto" | "suggest" | "approve";
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `approval.requested` event. */
+        ApprovalRequestedEvent: {
+            data: components["schemas"]["ApprovalRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.requested";
         };
         ApprovalResponseDto: {
             /**
@@ -552,12 +740,19 @@ export interface components {
             arguments: {
                 [key: string]: unknown;
             };
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
+            /** Format: date-time */
             decided_at: string | null;
             /** @example user_dev */
             decided_by: string | null;
-            /** @example 2026-12-01T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:00:00.000Z
+             */
             expires_at: string;
             /** @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
@@ -579,10 +774,23 @@ export interface components {
             /** @example 2 */
             expected_revision?: number;
         };
+        AttachmentRefPart: {
+            /** @example att_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            attachment_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attachment_ref";
+        };
         AttachmentResponseDto: {
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
             /**
+             * Format: date-time
              * @description A ready attachment becomes `expired` then (ATTACHMENT_TTL_HOURS after upload).
              * @example 2026-12-07T09:00:00.000Z
              */
@@ -692,7 +900,10 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "audit_record";
-            /** @example 2025-01-01T12:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2025-01-01T12:00:00.000Z
+             */
             occurred_at: string;
             /**
              * @description `ok`, or the error code of a failed request.
@@ -752,6 +963,8 @@ export interface components {
             /** @example 17 */
             seq: number;
         };
+        /** @description A message content part, by `type`. */
+        ContentPart: components["schemas"]["TextPart"] | components["schemas"]["AttachmentRefPart"] | components["schemas"]["ToolCallPart"] | components["schemas"]["ToolResultPart"];
         CreateRunRequestDto: {
             /**
              * @description When the session already has an active run.
@@ -774,6 +987,12 @@ export interface components {
              */
             input: components["schemas"]["RunInputDto"];
             limits?: components["schemas"]["RunLimitsInputDto"];
+            /**
+             * @description At most 16 keys, values of at most 512 characters.
+             * @example {
+             *       "channel": "swagger"
+             *     }
+             */
             metadata?: {
                 [key: string]: string;
             };
@@ -865,6 +1084,111 @@ export interface components {
              */
             type: "text" | "attachment_ref";
         };
+        MessageCompletedData: {
+            content: components["schemas"]["ContentPart"][];
+            /**
+             * @description The message (`msg_...`).
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
+        };
+        /** @description The `message.completed` event. */
+        MessageCompletedEvent: {
+            data: components["schemas"]["MessageCompletedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.completed";
+        };
+        MessageDeltaData: {
+            /**
+             * @description Index of the content part the delta extends.
+             * @example 0
+             */
+            content_index: number;
+            /**
+             * @description Text to append; a message's deltas concatenated are its completed text.
+             * @example Hello
+             */
+            delta: string;
+            /**
+             * @description The message (`msg_...`).
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
+        };
+        /** @description The `message.delta` event. */
+        MessageDeltaEvent: {
+            data: components["schemas"]["MessageDeltaData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.delta";
+        };
         MessageListResponseDto: {
             data: components["schemas"]["MessageResponseDto"][];
             first_id: string | null;
@@ -875,7 +1199,7 @@ export interface components {
         };
         MessageResponseDto: {
             /**
-             * @description Parts: `{type:"text",text}`, `{type:"attachment_ref",attachment_id}`, `{type:"tool_call",tool_call_id,tool_name,arguments}`, `{type:"tool_result",tool_call_id,tool_name,ok,result|error}`. Members see private tools redacted.
+             * @description Parts, by `type`: `text`, `attachment_ref`, `tool_call`, `tool_result`. Members see private tools redacted.
              * @example [
              *       {
              *         "type": "text",
@@ -883,13 +1207,15 @@ export interface components {
              *       }
              *     ]
              */
-            content: {
-                [key: string]: unknown;
-            }[];
-            /** @example 2026-11-30T09:00:00.000Z */
+            content: components["schemas"]["ContentPart"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
+            /** @example {} */
             metadata: {
                 [key: string]: string;
             };
@@ -908,6 +1234,55 @@ export interface components {
             session_id: string;
             /** @enum {string} */
             status: "pending" | "streaming" | "completed" | "failed" | "cancelled";
+        };
+        MessageStartedData: {
+            /**
+             * @description The message (`msg_...`).
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
+            /** @enum {string} */
+            role: "user" | "assistant" | "tool" | "system";
+        };
+        /** @description The `message.started` event. */
+        MessageStartedEvent: {
+            data: components["schemas"]["MessageStartedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.started";
         };
         PendingApprovalDto: {
             /** @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
@@ -931,11 +1306,63 @@ export interface components {
             /** @example lookup_customer */
             tool_name: string;
         };
+        /** @description What replaces a private tool's value (or error message) for members. */
+        Redacted: {
+            /** @enum {boolean} */
+            redacted: true;
+        };
         RunAgentDto: {
             /** @example support_agent */
             id: string;
             /** @example 1 */
             version: string;
+        };
+        RunCancelRequestedData: {
+            /**
+             * @description The subject that asked for the cancel.
+             * @example user_dev
+             */
+            requested_by: string;
+        };
+        /** @description The `run.cancel_requested` event. */
+        RunCancelRequestedEvent: {
+            data: components["schemas"]["RunCancelRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.cancel_requested";
         };
         RunErrorDto: {
             /** @example model_timeout */
@@ -943,8 +1370,11 @@ export interface components {
             /** @example the model did not answer in time */
             message: string;
         };
+        /** @description One event: the same envelope in SSE `data:` lines and in JSON pages, with the `data` of its `type`. Members get the public projection (private tools redacted, secret-looking keys masked); admins the full event. Redaction never drops an event. */
+        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"] | components["schemas"]["RunInputEvent"];
         RunEventListResponseDto: {
-            data: components["schemas"]["RunEventResponseDto"][];
+            /** @description Events in cursor order, each with the `data` of its `type`. */
+            data: components["schemas"]["RunEvent"][];
             /**
              * @description True when more events follow the last one of this page.
              * @example false
@@ -961,30 +1391,56 @@ export interface components {
              */
             object: "list";
         };
-        RunEventResponseDto: {
+        RunFinishedData: {
+            /** @description Why the run failed or expired; null otherwise. */
+            error: {
+                /**
+                 * @example model_timeout
+                 * @enum {string}
+                 */
+                code: "model_error" | "model_timeout" | "model_refusal" | "tool_failed" | "tool_timeout" | "tool_not_found" | "invalid_tool_arguments" | "outcome_unknown" | "approval_expired" | "internal_error";
+                /** @example the model did not answer in time */
+                message: string;
+            } | null;
+            /** @description The final assistant message, if any. */
+            final_message_id: string | null;
+            /** @enum {string} */
+            status: "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /**
-             * @description Type-specific payload (CONTRACT section 8). Members see the public projection: arguments/results of private tools are `{"redacted":true}`, secret-looking keys are `"***"`.
-             * @example {
-             *       "message_id": "msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E",
-             *       "content_index": 0,
-             *       "delta": "Hello"
-             *     }
+             * @description With `terminated`: the limit that was hit.
+             * @enum {string|null}
              */
-            data: {
-                [key: string]: unknown;
-            };
-            /** @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "loop_detected" | null;
+            usage: components["schemas"]["Usage"];
+        };
+        /** @description The `run.finished` event. */
+        RunFinishedEvent: {
+            data: components["schemas"]["RunFinishedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
             event_id: string;
-            /** @example 2025-01-02T03:04:05.678Z */
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
             occurred_at: string;
-            /** @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C */
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
             run_id: string;
             /**
              * @description Per run, from 1, gap-free. The SSE `id` of run streams.
              * @example 42
              */
             sequence: number;
-            /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D */
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
             session_id: string;
             /**
              * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
@@ -992,15 +1448,62 @@ export interface components {
              */
             session_sequence: number;
             /**
-             * @example message.delta
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "run.started" | "run.waiting" | "run.resumed" | "run.cancel_requested" | "message.started" | "message.delta" | "message.completed" | "tool.requested" | "tool.started" | "tool.completed" | "tool.failed" | "approval.requested" | "approval.accepted" | "approval.rejected" | "usage" | "run.finished";
+            type: "run.finished";
+        };
+        RunInputData: {
+            /**
+             * @description The steered user message this run took into its next model turn.
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
         };
         RunInputDto: {
             content: components["schemas"]["InputContentPartDto"][];
             /** @enum {string} */
             role: "user";
+        };
+        /** @description The `run.input` event. */
+        RunInputEvent: {
+            data: components["schemas"]["RunInputData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.input";
         };
         RunLimitsDto: {
             /** @example 10 */
@@ -1043,10 +1546,14 @@ export interface components {
         };
         RunResponseDto: {
             agent: components["schemas"]["RunAgentDto"];
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
             error: components["schemas"]["RunErrorDto"] | null;
             final_message_id: string | null;
+            /** Format: date-time */
             finished_at: string | null;
             /** @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
@@ -1056,6 +1563,11 @@ export interface components {
              */
             last_sequence: number;
             limits: components["schemas"]["RunLimitsDto"];
+            /**
+             * @example {
+             *       "channel": "swagger"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -1069,6 +1581,7 @@ export interface components {
             pending_tool_calls: components["schemas"]["PendingToolCallDto"][];
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             session_id: string;
+            /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
             status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
@@ -1079,6 +1592,94 @@ export interface components {
             usage: components["schemas"]["RunUsageDto"];
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             user_message_id: string;
+        };
+        RunResumedData: {
+            /** @enum {string} */
+            status: "running";
+        };
+        /** @description The `run.resumed` event. */
+        RunResumedEvent: {
+            data: components["schemas"]["RunResumedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.resumed";
+        };
+        RunStartedData: {
+            /** @enum {string} */
+            status: "running";
+        };
+        /** @description The `run.started` event. */
+        RunStartedEvent: {
+            data: components["schemas"]["RunStartedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.started";
         };
         RunStreamDto: {
             /** @example null */
@@ -1099,6 +1700,55 @@ export interface components {
             output_tokens: number;
             /** @example 1 */
             tool_calls: number;
+        };
+        RunWaitingData: {
+            /**
+             * @description `approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output.
+             * @enum {string}
+             */
+            reason: "approval_required" | "client_tool";
+            /** @enum {string} */
+            status: "waiting_for_approval" | "waiting_for_tool";
+        };
+        /** @description The `run.waiting` event. */
+        RunWaitingEvent: {
+            data: components["schemas"]["RunWaitingData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.waiting";
         };
         SessionAgentPatchDto: {
             /**
@@ -1122,13 +1772,22 @@ export interface components {
             agent: components["schemas"]["AgentSnapshotDto"];
             /** @example support_agent */
             agent_id: string;
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
-            /** @example null */
+            /**
+             * Format: date-time
+             * @example null
+             */
             expires_at: string | null;
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             last_active_at: string;
             /**
              * @example {
@@ -1153,11 +1812,170 @@ export interface components {
             tenant_id: string;
             /** @example Order O-1001 */
             title: string | null;
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             updated_at: string;
         };
         SubmitToolOutputsRequestDto: {
             tool_outputs: components["schemas"]["ToolOutputDto"][];
+        };
+        TextPart: {
+            /** @example Where is my order O-1001? */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+        };
+        ToolCallPart: {
+            /** @description The arguments the model gave. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            arguments: unknown;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call";
+        };
+        ToolCompletedData: {
+            /**
+             * @description How long the call took.
+             * @example 12
+             */
+            duration_ms: number;
+            /** @description What the tool returned. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            result: unknown;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.completed` event. */
+        ToolCompletedEvent: {
+            data: components["schemas"]["ToolCompletedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.completed";
+        };
+        /** @description Why a tool call failed. */
+        ToolError: {
+            /**
+             * @description A run-level error code, e.g. `tool_failed`, `tool_timeout`, `outcome_unknown`.
+             * @example tool_failed
+             */
+            code: string;
+            /** @description Human-readable; `{"redacted": true}` for members when the tool is private. */
+            message: string | components["schemas"]["Redacted"];
+            retryable: boolean;
+        };
+        ToolFailedData: {
+            /**
+             * @description How long the call took.
+             * @example 12
+             */
+            duration_ms: number;
+            error: components["schemas"]["ToolError"];
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.failed` event. */
+        ToolFailedEvent: {
+            data: components["schemas"]["ToolFailedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.failed";
         };
         ToolOutputDto: {
             error?: components["schemas"]["ToolOutputErrorDto"];
@@ -1178,6 +1996,149 @@ export interface components {
             /** @example customer not found in CRM */
             message: string;
         };
+        ToolRequestedData: {
+            /** @description The arguments the model gave. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            arguments: unknown;
+            /**
+             * @description `auto` runs; `suggest` runs, flagged; `approve` needs an approval.
+             * @enum {string}
+             */
+            risk: "auto" | "suggest" | "approve";
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.requested` event. */
+        ToolRequestedEvent: {
+            data: components["schemas"]["ToolRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.requested";
+        };
+        ToolResultPart: {
+            /** @description Why it failed (not ok). */
+            error?: {
+                /** @example tool_failed */
+                code: string;
+                message: string | components["schemas"]["Redacted"];
+            };
+            /** @description true: `result` is set; false: `error` is. */
+            ok: boolean;
+            /** @description What the tool returned (ok). Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            result?: unknown;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_result";
+        };
+        ToolStartedData: {
+            /**
+             * @description 1 for the first attempt, counting up on retries; 0 for a call that never ran (its outcome follows at once, e.g. a rejected approval or an unknown tool).
+             * @example 1
+             */
+            attempt: number;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.started` event. */
+        ToolStartedEvent: {
+            data: components["schemas"]["ToolStartedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.started";
+        };
         UpdateSessionRequestDto: {
             agent?: components["schemas"]["SessionAgentPatchDto"];
             /**
@@ -1185,12 +2146,85 @@ export interface components {
              * @example 1
              */
             expected_revision?: number;
-            /** @description Replaces the whole metadata object. */
+            /**
+             * @description Replaces the whole metadata object (at most 16 keys, values of at most 512 characters).
+             * @example {
+             *       "channel": "swagger"
+             *     }
+             */
             metadata?: {
                 [key: string]: string;
             };
             /** @example Renamed */
             title?: string | null;
+        };
+        /** @description The run's usage so far. */
+        Usage: {
+            /**
+             * @description Input tokens the provider served from its cache.
+             * @example 0
+             */
+            cached_input_tokens: number;
+            /**
+             * @description Tokens sent to the model (1 per 4 characters with the scripted model).
+             * @example 42
+             */
+            input_tokens: number;
+            /**
+             * @description Model calls so far.
+             * @example 2
+             */
+            model_calls: number;
+            /**
+             * @description Tokens the model produced.
+             * @example 17
+             */
+            output_tokens: number;
+            /**
+             * @description Tool calls so far.
+             * @example 1
+             */
+            tool_calls: number;
+        };
+        /** @description The `usage` event. */
+        UsageEvent: {
+            data: components["schemas"]["Usage"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "usage";
         };
     };
     responses: never;
@@ -1527,7 +2561,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -2023,7 +3057,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2119,7 +3153,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2218,8 +3252,6 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). */
-                Accept?: string;
                 /** @description SSE resume cursor (the last `sequence` received); wins over `?after`. Delivers exactly the events after it, in order, then live ones. */
                 "Last-Event-ID"?: string;
             };
@@ -2231,9 +3263,20 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description JSON (default): a page of events after `after`, ordered by `sequence`.
+             * @description `application/json` (default): a page of events after `after`, ordered by `sequence`.
              *
-             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The server closes the stream after sending `run.finished`. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *     `text/event-stream` (SSE): every event is one frame `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>` (the schema below is that of one `data:`). The stream starts with `retry: 3000` (the first line of the first frame, or alone when there is no event yet); a `: keep-alive` comment line every SSE_KEEPALIVE_MS (default 15000). A blank line only ever ends an event. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The server closes the stream after sending `run.finished`. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *
+             *     On the wire:
+             *
+             *     ```
+             *     retry: 3000
+             *     id: 1
+             *     event: run.started
+             *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
+             *
+             *     : keep-alive
+             *     ```
              */
             200: {
                 headers: {
@@ -2262,16 +3305,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["RunEventListResponseDto"];
-                    /**
-                     * @example retry: 3000
-                     *
-                     *     id: 1
-                     *     event: run.started
-                     *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
-                     *
-                     *     : keep-alive
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunEvent"];
                 };
             };
             /** @description SSE only: the run is finished and the cursor is at (or past) its last event; nothing more will come (EventSource stops reconnecting). */
@@ -2350,7 +3384,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2515,7 +3549,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2674,7 +3708,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2834,7 +3868,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2928,8 +3962,6 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). */
-                Accept?: string;
                 /** @description SSE resume cursor (the last `session_sequence` received); wins over `?after`. Delivers exactly the events after it, in order, then live ones. */
                 "Last-Event-ID"?: string;
             };
@@ -2941,9 +3973,20 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description JSON (default): a page of events after `after`, ordered by `session_sequence`.
+             * @description `application/json` (default): a page of events after `after`, ordered by `session_sequence`.
              *
-             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <session_sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The stream stays open across the session's runs until the client leaves. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *     `text/event-stream` (SSE): every event is one frame `id: <session_sequence>`, `event: <type>`, `data: <RunEvent JSON>` (the schema below is that of one `data:`). The stream starts with `retry: 3000` (the first line of the first frame, or alone when there is no event yet); a `: keep-alive` comment line every SSE_KEEPALIVE_MS (default 15000). A blank line only ever ends an event. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The stream stays open across the session's runs until the client leaves. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *
+             *     On the wire:
+             *
+             *     ```
+             *     retry: 3000
+             *     id: 1
+             *     event: run.started
+             *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
+             *
+             *     : keep-alive
+             *     ```
              */
             200: {
                 headers: {
@@ -2972,16 +4015,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["RunEventListResponseDto"];
-                    /**
-                     * @example retry: 3000
-                     *
-                     *     id: 1
-                     *     event: run.started
-                     *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
-                     *
-                     *     : keep-alive
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunEvent"];
                 };
             };
             /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
@@ -3282,7 +4316,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
                 "Idempotency-Key": string;
             };
             path: {
