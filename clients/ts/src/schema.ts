@@ -2267,24 +2267,24 @@ export interface operations {
     Audit_list: {
         parameters: {
             query?: {
-                /** @description Exact action: `<METHOD> <route template>` for requests, `run_event.<type>` for run events. */
+                /** @description Exact action: `<METHOD> <route template>` for requests, `run_event.<type>` for run events, e.g. `POST /v1/sessions/:id/archive`. */
                 action?: string;
-                /** @description The actor's subject id. */
+                /** @description The actor's subject id, e.g. `user_a1`. */
                 actor?: string;
                 /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
-                /** @description occurred_at >= from (RFC 3339). */
+                /** @description occurred_at >= from (RFC 3339), e.g. `2025-01-01T00:00:00.000Z`. */
                 from?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
                 order?: "asc" | "desc";
-                /** @description Only records about this resource id. */
+                /** @description Only records about this resource id, e.g. `sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B`. */
                 resource_id?: string;
-                /** @description Only records about this run (requests on it and its events). */
+                /** @description Only records about this run (requests on it and its events), e.g. `run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B`. */
                 run_id?: string;
-                /** @description Only records about this session (requests on it, its runs, their events). */
+                /** @description Only records about this session (requests on it, its runs, their events), e.g. `sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B`. */
                 session_id?: string;
-                /** @description occurred_at < to (RFC 3339). */
+                /** @description occurred_at < to (RFC 3339), e.g. `2025-01-02T00:00:00.000Z`. */
                 to?: string;
             };
             header?: never;

@@ -64,7 +64,8 @@ function ApiEventStream(kind: StreamKind) {
       name: 'Last-Event-ID',
       required: false,
       description: `SSE resume cursor (the last \`${idName}\` received); wins over \`?after\`. Delivers exactly the events after it, in order, then live ones.`,
-      schema: { type: 'string', example: '41' },
+      // No example: Swagger UI would send it, and a stream would start after event 41.
+      schema: { type: 'string', pattern: '^[0-9]{1,15}$' },
     })(target, key, descriptor);
     ApiResponse({
       status: 200,
