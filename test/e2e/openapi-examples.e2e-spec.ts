@@ -102,8 +102,8 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     const examples = bodyExamples(op);
     const names = Object.keys(examples);
     if (names.length) {
-      const name = opts.example ?? names[0];
-      if (!(name in examples)) throw new Error(`${method.toUpperCase()} ${path}: no example named ${name}`);
+      // A missing named example falls back to what the page pre-fills (the completeness check at the end still fails).
+      const name = opts.example !== undefined && opts.example in examples ? opts.example : names[0];
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(examples[name]);
       examplesSent.add(`${method} ${path} ${name}`);

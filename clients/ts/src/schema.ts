@@ -1407,7 +1407,7 @@ export interface components {
             /** @enum {string} */
             status: "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /**
-             * @description With `terminated`: the limit that was hit.
+             * @description With `terminated`: the limit that was hit; null otherwise.
              * @enum {string|null}
              */
             termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "loop_detected" | null;

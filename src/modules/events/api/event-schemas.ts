@@ -125,7 +125,8 @@ export const EVENT_DATA_SCHEMAS: Record<DocumentedEventType, SchemaObject> = {
   'run.finished': obj({
     status: { type: 'string', enum: TERMINAL_STATUSES },
     final_message_id: nullable(str('The final assistant message, if any.')),
-    termination_reason: { type: 'string', enum: TERMINATION_REASONS, nullable: true, description: 'With `terminated`: the limit that was hit.' },
+    // OpenAPI 3.0: a nullable enum lists null among its values.
+    termination_reason: { type: 'string', enum: [...TERMINATION_REASONS, null], nullable: true, description: 'With `terminated`: the limit that was hit; null otherwise.' },
     error: { ...RUN_ERROR, nullable: true, description: 'Why the run failed or expired; null otherwise.' },
     usage: ref('Usage'),
   }),

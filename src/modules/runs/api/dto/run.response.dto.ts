@@ -51,7 +51,7 @@ export class RunResponseDto {
   status!: string;
   @ApiProperty({ example: 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) user_message_id!: string;
   @ApiProperty({ type: String, nullable: true }) final_message_id!: string | null;
-  @ApiProperty({ type: String, nullable: true, enum: ['max_steps', 'deadline', 'token_budget', 'tool_budget', 'loop_detected'] })
+  @ApiProperty({ type: String, nullable: true, enum: ['max_steps', 'deadline', 'token_budget', 'tool_budget', 'loop_detected', null] })
   termination_reason!: string | null;
   @ApiProperty({ type: RunErrorDto, nullable: true }) error!: RunErrorDto | null;
   @ApiProperty({ example: 1 }) step_count!: number;
