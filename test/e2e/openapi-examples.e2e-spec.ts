@@ -15,6 +15,7 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
   let t: TestApp;
   let doc: Json;
   let interceptor: (req: { url: string; method: string; headers: Record<string, string>; body?: unknown }) => typeof req;
+  let parameterMacro: (operation: unknown, parameter: Json) => unknown;
   const sent = new Set<string>();
   const examplesSent = new Set<string>();
 
@@ -29,6 +30,8 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     runInNewContext(initJs, { window, SwaggerUIBundle, SwaggerUIStandalonePreset: {}, crypto: globalThis.crypto });
     window.onload();
     interceptor = options?.requestInterceptor ?? ((r: Json) => r);
+    // Swagger UI sets every parameter's default to what parameterMacro returns.
+    parameterMacro = options?.parameterMacro ?? ((_o: unknown, p: Json) => p.default);
   });
   afterAll(async () => {
     await t?.close();
@@ -82,7 +85,7 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     const query = new URLSearchParams();
     const headers: Record<string, string> = {};
     for (const p of op.parameters ?? []) {
-      const example = p.example ?? p.schema?.example ?? p.schema?.default;
+      const example = p.example ?? p.schema?.example ?? parameterMacro(op, p) ?? p.schema?.default;
       if (p.in === 'path') {
         const v = ids[p.name] ?? example;
         if (v === undefined) throw new Error(`${method.toUpperCase()} ${path}: no value for path parameter ${p.name}`);
@@ -218,7 +221,19 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     expect(named.filter((n) => !examplesSent.has(n))).toEqual([]);
   }, 120_000);
 
-  it('the page gives a POST without an Idempotency-Key a fresh UUID and keeps a key the user typed', () => {
+  it('the page pre-fills Idempotency-Key, sends a fresh UUID instead of it (or of an empty field) each time, and keeps a key the user typed', () => {
+    const op = doc.paths['/v1/sessions/{id}/runs'].post;
+    const param = op.parameters.find((p: Json) => p.name === 'Idempotency-Key');
+    expect(param.required).toBe(true);
+    expect(param.example ?? param.schema.example).toBeUndefined();
+    const prefilled = parameterMacro(op, param) as string;
+    expect(prefilled).toMatch(/^[0-9a-f-]{36}$/);
+    expect(parameterMacro(op, param)).not.toBe(prefilled);
+    // Other parameters keep their defaults.
+    expect(parameterMacro(op, { name: 'limit', in: 'query', default: 7 })).toBe(7);
+    const sent1 = interceptor({ url: 'x', method: 'POST', headers: { 'Idempotency-Key': prefilled } }).headers['Idempotency-Key'];
+    const sent2 = interceptor({ url: 'x', method: 'POST', headers: { 'Idempotency-Key': prefilled } }).headers['Idempotency-Key'];
+    expect(new Set([prefilled, sent1, sent2]).size).toBe(3);
     const a = interceptor({ url: 'x', method: 'POST', headers: {} });
     const b = interceptor({ url: 'x', method: 'POST', headers: { 'Idempotency-Key': '' } });
     expect(a.headers['Idempotency-Key']).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);

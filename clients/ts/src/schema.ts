@@ -2561,7 +2561,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -3057,7 +3057,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3153,7 +3153,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3384,7 +3384,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3549,7 +3549,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3708,7 +3708,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3868,7 +3868,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -4316,7 +4316,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request. */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key": string;
             };
             path: {

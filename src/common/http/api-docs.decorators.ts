@@ -12,7 +12,7 @@ export function ApiIdempotencyKey(required: boolean) {
         ': a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; ' +
         'another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). ' +
         'Keys are scoped to your API key, the operation and its path ids, and kept 24 h. ' +
-        'In Swagger UI, leave it empty: the page sends a fresh UUID (`crypto.randomUUID()`) per request.',
+        'In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed.',
       // No example: Swagger UI would pre-fill it, and every "Try it out" would replay the first one's response.
       schema: { type: 'string', minLength: 1, maxLength: 255 },
     }),

@@ -14,8 +14,9 @@ with an \`X-Request-Id\` header. Branch on \`code\`.
 **Idempotency**: send \`Idempotency-Key\` on POSTs (required on run and attachment creation): a fresh
 UUID per logical operation, the same one for its retries. A retry with the same key and body replays
 the stored response with \`Idempotent-Replayed: true\`; the same key with another body is 409
-\`idempotency_conflict\`. On this page, "Try it out" with the key left empty sends a fresh UUID
-(\`crypto.randomUUID()\`) per request; type a key to try a replay.
+\`idempotency_conflict\`. On this page, "Try it out" sends a fresh UUID (\`crypto.randomUUID()\`) as the key
+of every request: leave the pre-filled key (or an empty field) as it is; type a key of your own to
+try a replay.
 
 **Pagination**: collections take \`after\`, \`limit\` (1..100) and \`order\` and answer
 \`{"object":"list","data":[...],"first_id","last_id","has_more"}\`.
@@ -28,34 +29,62 @@ one envelope per \`type\`, discriminated by \`type\`).
 time with milliseconds.
 `.trim();
 
-/**
- * Swagger UI's request interceptor on /docs (serialised into the page by @nestjs/swagger, so it
- * must not use anything outside its body): a POST sent without an `Idempotency-Key` gets a fresh
- * one, so every "Try it out" of an operation is a new operation, never a replay of someone
- * else's. A key the user typed is sent as typed.
+/*
+ * Swagger UI on /docs and Idempotency-Key. Both functions below are serialised into the page by
+ * @nestjs/swagger (Function#toString), so they use nothing outside their bodies, and share state
+ * only through `globalThis.__agentApiDocsKeys`. Swagger UI refuses to send a required parameter
+ * left empty, and a pre-filled fixed key would make every "Try it out" after the first a replay
+ * (or, with an edited body, 409 idempotency_conflict). So:
+ * - `swaggerParameterMacro` pre-fills each Idempotency-Key field with a UUID it remembers;
+ * - `swaggerRequestInterceptor` sends, instead of such a pre-filled key (or an empty field), a
+ *   fresh UUID on every request: every Execute is a new operation. A key the user typed is
+ *   sent as typed (so a replay can be tried on purpose). The curl Swagger UI shows is the sent one.
  */
-export function swaggerRequestInterceptor(req: { method?: string; url?: string; headers?: Record<string, string> }) {
-  if (String(req.method).toUpperCase() === 'POST') {
-    req.headers = req.headers || {};
-    var present = false;
-    for (var name in req.headers) if (name.toLowerCase() === 'idempotency-key' && String(req.headers[name]).trim() !== '') present = true;
-    if (!present) {
-      var c = globalThis.crypto;
-      var key: string;
-      if (typeof c.randomUUID === 'function') {
-        key = c.randomUUID();
-      } else {
-        // randomUUID needs a secure context (https or localhost); getRandomValues does not.
-        var b = c.getRandomValues(new Uint8Array(16));
-        b[6] = (b[6] & 0x0f) | 0x40;
-        b[8] = (b[8] & 0x3f) | 0x80;
-        var hex = '';
-        for (var i = 0; i < 16; i++) hex += (b[i] + 0x100).toString(16).slice(1);
-        key = hex.slice(0, 8) + '-' + hex.slice(8, 12) + '-' + hex.slice(12, 16) + '-' + hex.slice(16, 20) + '-' + hex.slice(20);
-      }
-      req.headers['Idempotency-Key'] = key;
-    }
+
+/** Swagger UI `parameterMacro`: the initial value of a parameter (its default for all but Idempotency-Key). */
+export function swaggerParameterMacro(_operation: unknown, parameter: { name?: string; default?: unknown }) {
+  if (!parameter || String(parameter.name).toLowerCase() !== 'idempotency-key') return parameter ? parameter.default : undefined;
+  var c = globalThis.crypto;
+  var key: string;
+  if (typeof c.randomUUID === 'function') {
+    key = c.randomUUID();
+  } else {
+    // randomUUID needs a secure context (https or localhost); getRandomValues does not.
+    var b = c.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    var hex = '';
+    for (var i = 0; i < 16; i++) hex += (b[i] + 0x100).toString(16).slice(1);
+    key = hex.slice(0, 8) + '-' + hex.slice(8, 12) + '-' + hex.slice(12, 16) + '-' + hex.slice(16, 20) + '-' + hex.slice(20);
   }
+  var g = globalThis as unknown as { __agentApiDocsKeys?: Record<string, boolean> };
+  (g.__agentApiDocsKeys = g.__agentApiDocsKeys || {})[key] = true;
+  return key;
+}
+
+/** Swagger UI `requestInterceptor`: a fresh Idempotency-Key per POST unless the user typed one. */
+export function swaggerRequestInterceptor(req: { method?: string; url?: string; headers?: Record<string, string> }) {
+  if (String(req.method).toUpperCase() !== 'POST') return req;
+  req.headers = req.headers || {};
+  var g = globalThis as unknown as { __agentApiDocsKeys?: Record<string, boolean> };
+  var generated = g.__agentApiDocsKeys || {};
+  var name = 'Idempotency-Key';
+  for (var h in req.headers) if (h.toLowerCase() === 'idempotency-key') name = h;
+  var value = req.headers[name] === undefined ? '' : String(req.headers[name]).trim();
+  if (value !== '' && !generated[value]) return req;
+  var c = globalThis.crypto;
+  var key: string;
+  if (typeof c.randomUUID === 'function') {
+    key = c.randomUUID();
+  } else {
+    var b = c.getRandomValues(new Uint8Array(16));
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    var hex = '';
+    for (var i = 0; i < 16; i++) hex += (b[i] + 0x100).toString(16).slice(1);
+    key = hex.slice(0, 8) + '-' + hex.slice(8, 12) + '-' + hex.slice(12, 16) + '-' + hex.slice(16, 20) + '-' + hex.slice(20);
+  }
+  req.headers[name] = key;
   return req;
 }
 
@@ -109,7 +138,12 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
   );
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs-json',
-    swaggerOptions: { persistAuthorization: true, displayRequestDuration: true, requestInterceptor: swaggerRequestInterceptor },
+    swaggerOptions: {
+      persistAuthorization: true,
+      displayRequestDuration: true,
+      parameterMacro: swaggerParameterMacro,
+      requestInterceptor: swaggerRequestInterceptor,
+    },
     customSiteTitle: 'Agent API docs',
   });
   return document;
