@@ -52,11 +52,13 @@ const common = {
   transformIgnorePatterns: [`/node_modules/(?!(${esm.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'mjs', 'cjs', 'json'],
   testEnvironment: 'node',
+  // The build copies clients/ts/package.json into dist/: not a second module for Jest's map.
+  modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 module.exports = {
   testTimeout: 30000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/clients/**/*.spec.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
     // Real processes (dist/src/main.js): not part of `npm test`. `npm run test:reliability` builds and

@@ -4,11 +4,11 @@ import fastifyMultipart from '@fastify/multipart';
 import fastifyStatic from '@fastify/static';
 import { join } from 'node:path';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
-import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
 import { AppConfig } from './common/config/app-config';
 import { projectRoot } from './common/config/project-root';
+import { setupOpenApi } from './common/http/openapi';
 import { newId } from './common/ids/ids';
 import { DomainError } from './common/errors/domain-error';
 import { exceedsJsonDepth, JSON_MAX_DEPTH } from './common/text/json-depth';
@@ -18,23 +18,6 @@ import { createRootLogger, PinoNestLogger } from './common/logging/logger';
 import { httpMetricsObserver } from './common/metrics/http-metrics';
 import { Metrics } from './common/metrics/metrics';
 import { registerRateLimit } from './modules/ops/rate-limit';
-
-export const API_DESCRIPTION = `
-Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
-
-**Authentication**: every \`/v1\` route takes \`Authorization: Bearer <api key>\`. The development
-key \`dev-key-0001\` (tenant \`tenant_dev\`, admin) works when \`API_KEYS\` is unset (the server then listens on
-127.0.0.1 only).
-
-**Errors**: every non-2xx response is \`{"error": {code, message, type, retryable, request_id, run_id, details}}\`
-with an \`X-Request-Id\` header. Branch on \`code\`.
-
-**Idempotency**: send \`Idempotency-Key\` on POSTs (required on run and attachment creation). A retry
-with the same key and body replays the stored response with \`Idempotent-Replayed: true\`.
-
-**Pagination**: collections take \`after\`, \`limit\` (1..100) and \`order\` and answer
-\`{"object":"list","data":[...],"first_id","last_id","has_more"}\`.
-`.trim();
 
 function bodyTooDeep(): Error {
   const message = `nests deeper than ${JSON_MAX_DEPTH} levels`;
@@ -125,21 +108,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   }) as never);
   fastify.get('/console', (_req: FastifyRequest, reply: FastifyReply) => reply.redirect('/console/', 302));
 
-  if (config.docsEnabled) {
-    const doc = new DocumentBuilder()
-      .setTitle('Agent API')
-      .setDescription(API_DESCRIPTION)
-      .setVersion('1.0.0')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'API key', description: 'Your API key, e.g. dev-key-0001' }, 'api-key')
-      .addSecurityRequirements('api-key')
-      .build();
-    const document = SwaggerModule.createDocument(app, doc, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` });
-    SwaggerModule.setup('docs', app, document, {
-      jsonDocumentUrl: 'docs-json',
-      swaggerOptions: { persistAuthorization: true, displayRequestDuration: true },
-      customSiteTitle: 'Agent API docs',
-    });
-  }
+  if (config.docsEnabled) setupOpenApi(app);
   // Signals are handled by main.ts (graceful shutdown with a hard deadline), not by Nest.
   return app;
 }

@@ -19,7 +19,9 @@ export type RunStatus = Run['status'];
 export type RunReceipt = Schemas['RunReceiptDto'];
 export type CreateRunRequest = Schemas['CreateRunRequestDto'];
 export type SubmitToolOutputsRequest = Schemas['SubmitToolOutputsRequestDto'];
-export type RunEventEnvelope = Schemas['RunEventResponseDto'];
+/** One event (the envelope with the `data` of its `type`): a union discriminated by `type`. */
+export type RunEventEnvelope = Schemas['RunEvent'];
+export type ContentPart = Schemas['ContentPart'];
 export type RunEventPage = Schemas['RunEventListResponseDto'];
 export type Approval = Schemas['ApprovalResponseDto'];
 export type DecideApprovalRequest = Schemas['DecideApprovalRequestDto'];
@@ -107,7 +109,11 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Retries of retryable failures per request (default 2). 0 disables retries. */
   retries?: number;
-  /** First retry delay in ms (doubles each time, capped at 5 s; Retry-After wins when larger). */
+  /**
+   * Base retry delay in ms (default 250): the n-th retry waits a random time in [d/2, d) with
+   * d = base * 2^n, capped at 5 s (jitter, so clients that failed together do not retry
+   * together); a larger Retry-After wins, plus up to 20% jitter.
+   */
   retryDelayMs?: number;
   /** Idempotency keys for POSTs (default: `crypto.randomUUID()`). */
   idempotencyKey?: () => string;
@@ -129,6 +135,21 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   });
 
 const enc = encodeURIComponent;
+
+/** The longest wait between two retries of one request. */
+export const MAX_RETRY_DELAY_MS = 5000;
+
+/**
+ * The wait before retry `attempt` (0 for the first): "equal jitter" over an exponential
+ * backoff - a random point of [d/2, d) with d = min(5 s, base * 2^attempt) - or, when the server
+ * asked for longer with Retry-After, that plus up to 20%. `random` is Math.random (tests pass their own).
+ */
+export function retryDelay(attempt: number, baseMs: number, retryAfterS: number | null, random: () => number = Math.random): number {
+  const d = Math.min(MAX_RETRY_DELAY_MS, baseMs * 2 ** attempt);
+  const jittered = d / 2 + random() * (d / 2);
+  const floor = (retryAfterS ?? 0) * 1000;
+  return Math.round(floor > jittered ? floor * (1 + 0.2 * random()) : jittered);
+}
 
 export class AgentApiClient {
   readonly baseUrl: string;
@@ -183,8 +204,7 @@ export class AgentApiClient {
         error = err instanceof ApiError ? err : ApiError.network(err);
       }
       if (!error.retryable || attempt >= this.retries) throw error;
-      const backoff = Math.min(5000, this.retryDelayMs * 2 ** attempt);
-      await sleep(Math.max(backoff, (error.retryAfterS ?? 0) * 1000), opts.signal);
+      await sleep(retryDelay(attempt, this.retryDelayMs, error.retryAfterS), opts.signal);
     }
   }
 

@@ -6,52 +6,18 @@
  * every event once, in order. Run streams end after `run.finished`.
  */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { AgentApiClient, ApiError, type RunEventEnvelope, type RunStatus } from './client';
+import { AgentApiClient, ApiError, type RunEventEnvelope } from './client';
 
-type Json = unknown;
-type Envelope = Omit<RunEventEnvelope, 'type' | 'data'>;
 export type EventType = RunEventEnvelope['type'];
 
-export interface UsageData {
-  input_tokens: number;
-  output_tokens: number;
-  cached_input_tokens?: number;
-  model_calls: number;
-  tool_calls: number;
-}
-export interface RunErrorData {
-  code: string;
-  message: string;
-  retryable?: boolean;
-}
-
-/** `data` of each event type (CONTRACT section 8). */
-export interface EventDataMap {
-  'run.started': { status: RunStatus };
-  'run.waiting': { status: RunStatus; reason: string };
-  'run.resumed': { status: RunStatus };
-  'run.cancel_requested': { requested_by: string };
-  'message.started': { message_id: string; role: string };
-  'message.delta': { message_id: string; content_index: number; delta: string };
-  'message.completed': { message_id: string; content: Array<Record<string, Json>> };
-  'tool.requested': { tool_call_id: string; tool_name: string; arguments: Json; risk: string };
-  'tool.started': { tool_call_id: string; tool_name: string; attempt: number };
-  'tool.completed': { tool_call_id: string; tool_name: string; result: Json; duration_ms: number };
-  'tool.failed': { tool_call_id: string; tool_name: string; error: RunErrorData; duration_ms: number };
-  'approval.requested': { approval_id: string; tool_call_id: string; tool_name: string; arguments: Json; risk: string; expires_at: string };
-  'approval.accepted': { approval_id: string; tool_call_id: string; decided_by: string; reason: string | null };
-  'approval.rejected': { approval_id: string; tool_call_id: string; decided_by: string; reason: string | null };
-  usage: UsageData;
-  'run.finished': { status: RunStatus; final_message_id: string | null; termination_reason: string | null; error: RunErrorData | null; usage: UsageData };
-}
-
-// Compile-time drift guard: the map covers exactly the event types of the OpenAPI document.
-type Exact<A, B> = [A] extends [B] ? ([B] extends [A] ? true : never) : never;
-const eventTypesMatch: Exact<keyof EventDataMap, EventType> = true;
-void eventTypesMatch;
+/** `data` of each event type, taken from the generated schema (so the drift check covers it). */
+export type EventDataMap = { [K in EventType]: Extract<RunEventEnvelope, { type: K }>['data'] };
+export type UsageData = EventDataMap['usage'];
+export type RunErrorData = NonNullable<EventDataMap['run.finished']['error']>;
+export type ToolErrorData = EventDataMap['tool.failed']['error'];
 
 /** A typed event: narrow on `type` to get its `data`. */
-export type AgentEvent = { [K in EventType]: Envelope & { type: K; data: EventDataMap[K] } }[EventType];
+export type AgentEvent = RunEventEnvelope;
 export type EventOf<K extends EventType> = Extract<AgentEvent, { type: K }>;
 
 export interface ReconnectInfo {

@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
-import { ApiIdempotencyKey } from '../../../common/http/api-docs.decorators';
+import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { listPage, ListQueryDto } from '../../../common/http/pagination';
 import { noteAuditSession } from '../../audit/application/describe-request';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
@@ -52,6 +52,10 @@ export class ApprovalsController {
       'Of concurrent deciders exactly one wins.',
   })
   @ApiIdempotencyKey(false)
+  @ApiJsonBody(DecideApprovalRequestDto, {
+    approve: { summary: 'Approve: the tool runs', value: { decision: 'approve', reason: 'customer confirmed by phone' } },
+    reject: { summary: 'Reject: the model gets the rejection', value: { decision: 'reject', reason: 'not eligible' } },
+  })
   @ApiOkResponse({ type: ApprovalResponseDto })
   @ApiErrors('invalid_request', 'run_not_found', 'approval_not_found', 'approval_already_decided', 'approval_not_pending')
   async decide(

@@ -24,13 +24,11 @@ const DEFAULT_LIMIT = 100;
 
 const SSE_EXAMPLE = [
   'retry: 3000',
-  '',
   'id: 1',
   'event: run.started',
   'data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}',
   '',
   ': keep-alive',
-  '',
   '',
 ].join('\n');
 
@@ -52,39 +50,42 @@ const JSON_EXAMPLE = {
   last_sequence: 1,
 };
 
+const NEGOTIATION =
+  'Representation by `Accept`: `text/event-stream` gives the SSE stream; anything else a JSON page (the default, also for `*/*`). ' +
+  'q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` ' +
+  '(`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). ' +
+  'In Swagger UI, pick the response content type.';
+
 /** Swagger for both representations of an event stream and its resume headers. */
 function ApiEventStream(kind: StreamKind) {
   const idName = kind === 'run' ? 'sequence' : 'session_sequence';
   return (target: object, key: string | symbol, descriptor: PropertyDescriptor) => {
     ApiProduces('application/json', 'text/event-stream')(target, key, descriptor);
     ApiHeader({
-      name: 'Accept',
-      required: false,
-      description:
-        '`text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*/*`). ' +
-        'q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` ' +
-        '(`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE).',
-      schema: { type: 'string', example: 'text/event-stream' },
-    })(target, key, descriptor);
-    ApiHeader({
       name: 'Last-Event-ID',
       required: false,
       description: `SSE resume cursor (the last \`${idName}\` received); wins over \`?after\`. Delivers exactly the events after it, in order, then live ones.`,
-      schema: { type: 'string', example: '41' },
+      // No example: Swagger UI would send it, and a stream would start after event 41.
+      schema: { type: 'string', pattern: '^[0-9]{1,15}$' },
     })(target, key, descriptor);
     ApiResponse({
       status: 200,
       description:
-        `JSON (default): a page of events after \`after\`, ordered by \`${idName}\`.\n\n` +
-        `SSE (\`Accept: text/event-stream\`): first frame \`retry: 3000\`, then frames \`id: <${idName}>\`, \`event: <type>\`, \`data: <envelope JSON>\`; ` +
-        `a \`: keep-alive\` comment every SSE_KEEPALIVE_MS. Headers: \`Cache-Control: no-cache\`, \`X-Accel-Buffering: no\`, \`Vary: Accept\`, \`X-Request-Id\`. ` +
+        `\`application/json\` (default): a page of events after \`after\`, ordered by \`${idName}\`.\n\n` +
+        `\`text/event-stream\` (SSE): every event is one frame \`id: <${idName}>\`, \`event: <type>\`, \`data: <RunEvent JSON>\` (the schema below is that of one \`data:\`). ` +
+        `The stream starts with \`retry: 3000\` (the first line of the first frame, or alone when there is no event yet); a \`: keep-alive\` comment line every SSE_KEEPALIVE_MS (default 15000). ` +
+        'A blank line only ever ends an event. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. ' +
         (kind === 'run'
           ? 'The server closes the stream after sending `run.finished`.'
           : 'The stream stays open across the session\'s runs until the client leaves.') +
-        ' A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.',
+        ' A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.\n\n' +
+        'On the wire:\n\n```\n' +
+        SSE_EXAMPLE +
+        '```',
       content: {
         'application/json': { schema: { $ref: getSchemaPath(RunEventListResponseDto) }, example: JSON_EXAMPLE },
-        'text/event-stream': { schema: { type: 'string' }, example: SSE_EXAMPLE },
+        // The schema is that of one frame's `data:`; the wire text is shown in the description.
+        'text/event-stream': { schema: { $ref: '#/components/schemas/RunEvent' } },
       },
     })(target, key, descriptor);
     if (kind === 'run') {
@@ -126,7 +127,7 @@ export class EventsController {
   @Get('runs/:id/events')
   @ApiOperation({
     summary: "A run's events (JSON page or SSE stream)",
-    description: 'Cursor: `sequence`. Members get the public projection, admins the full events.',
+    description: `Cursor: \`sequence\`. Members get the public projection, admins the full events. ${NEGOTIATION}`,
   })
   @ApiParam({ name: 'id', example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C' })
   @ApiEventStream('run')
@@ -159,7 +160,7 @@ export class EventsController {
   @Get('sessions/:id/events')
   @ApiOperation({
     summary: "A session's events across its runs (JSON page or SSE stream)",
-    description: 'Cursor: `session_sequence`. Members get the public projection, admins the full events.',
+    description: `Cursor: \`session_sequence\`. Members get the public projection, admins the full events. ${NEGOTIATION}`,
   })
   @ApiParam({ name: 'id', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D' })
   @ApiEventStream('session')

@@ -1,7 +1,9 @@
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { PassThrough } from 'node:stream';
-import { encodeSseFrame, parseAccept, qualityOf, SseConnection, wantsEventStream } from './sse';
+import { getLines, getMessages, type EventSourceMessage } from '@microsoft/fetch-event-source/lib/cjs/parse';
+import { createParser } from 'eventsource-parser';
+import { encodeSseComment, encodeSseFrame, parseAccept, qualityOf, SseConnection, wantsEventStream } from './sse';
 
 describe('encodeSseFrame', () => {
   it.each([
@@ -17,6 +19,13 @@ describe('encodeSseFrame', () => {
 
   it.each([[{ id: 'a\nb' }], [{ event: 'x\ry' }], [{ retry: -1 }], [{ retry: 1.5 }], [{}], [{ id: 'a\0b' }]])('rejects %j', (frame) => {
     expect(() => encodeSseFrame(frame)).toThrow();
+  });
+
+  it.each([
+    ['keep-alive', ': keep-alive\n'],
+    ['a\nb', ': a\n: b\n'],
+  ])('comment %j is comment lines with no blank line after them', (comment, expected) => {
+    expect(encodeSseComment(comment)).toBe(expected);
   });
 
   it('round-trips JSON with newlines in strings (JSON escapes them)', () => {
@@ -54,16 +63,17 @@ describe('SseConnection', () => {
     expect(raw.destroyed).toBe(true);
   });
 
-  it('starts with the retry frame and the SSE headers, and ends cleanly', async () => {
+  it('sends retry with the first event (one frame) and the SSE headers, and ends cleanly', async () => {
     const raw = fakeRaw(1 << 20);
     const conn = new SseConnection(raw as unknown as ServerResponse, { keepaliveMs: 60_000, maxBufferedBytes: 1 << 20 });
     conn.open({ 'x-request-id': 'req_1' }, 3000);
-    conn.send({ id: 1, event: 'run.started', data: '{}' });
+    conn.write(encodeSseFrame({ id: 1, event: 'run.started', data: '{}' }));
+    conn.send({ id: 2, event: 'message.delta', data: '{}' });
     conn.end();
     expect(conn.send({ comment: 'late' })).toBe(false);
     const chunks: Buffer[] = [];
     for await (const c of raw) chunks.push(c as Buffer);
-    expect(Buffer.concat(chunks).toString()).toBe('retry: 3000\n\nid: 1\nevent: run.started\ndata: {}\n\n');
+    expect(Buffer.concat(chunks).toString()).toBe('retry: 3000\nid: 1\nevent: run.started\ndata: {}\n\nid: 2\nevent: message.delta\ndata: {}\n\n');
     expect(raw.headers).toMatchObject({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no', vary: 'Accept', 'x-request-id': 'req_1' });
   });
 
@@ -96,10 +106,69 @@ describe('SseConnection', () => {
       conn.end();
       const chunks: Buffer[] = [];
       for await (const c of raw) chunks.push(c as Buffer);
-      expect(Buffer.concat(chunks).toString()).toBe('retry: 3000\n\n: keep-alive\n\n: keep-alive\n\n');
+      expect(Buffer.concat(chunks).toString()).toBe('retry: 3000\n: keep-alive\n: keep-alive\n');
     } finally {
       jest.useRealTimers();
     }
+  });
+
+  /** What one connection writes: open, then (optionally in the same tick) a first page, idle keep-alives, later events. */
+  async function wire(firstPage: boolean): Promise<Buffer[]> {
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate'] });
+    try {
+      const raw = fakeRaw(1 << 20);
+      const conn = new SseConnection(raw as unknown as ServerResponse, { keepaliveMs: 100, maxBufferedBytes: 1 << 20 });
+      conn.open({}, 3000);
+      if (firstPage) conn.write(encodeSseFrame({ id: 1, event: 'run.started', data: '{"n":1}' }) + encodeSseFrame({ id: 2, event: 'message.delta', data: '{"n":2}' }));
+      await new Promise((r) => process.nextTick(r));
+      jest.advanceTimersByTime(250);
+      conn.send({ id: 3, event: 'message.delta', data: '{"n":3}' });
+      jest.advanceTimersByTime(100);
+      conn.send({ id: 4, event: 'run.finished', data: '{"n":4}' });
+      conn.end();
+      const chunks: Buffer[] = [];
+      for await (const c of raw) chunks.push(c as Buffer);
+      return chunks;
+    } finally {
+      jest.useRealTimers();
+    }
+  }
+
+  it.each([
+    ['with a first page', true, 'retry: 3000\nid: 1\nevent: run.started\ndata: {"n":1}\n\nid: 2'],
+    ['with nothing to send yet', false, 'retry: 3000\n: keep-alive\n'],
+  ])('%s: the first write starts with retry: 3000 and is one write', async (_name, firstPage, start) => {
+    const chunks = await wire(firstPage);
+    expect(chunks[0].toString().startsWith(start)).toBe(true);
+    // Nothing before the opening write (headers go with it on a real socket: corked).
+    expect(chunks[0].toString()).toMatch(/^retry: 3000\n/);
+  });
+
+  it.each([true, false])('@microsoft/fetch-event-source gets only real messages and the retry (first page: %s)', async (firstPage) => {
+    const bytes = Buffer.concat(await wire(firstPage));
+    const messages: EventSourceMessage[] = [];
+    const retries: number[] = [];
+    const ids: string[] = [];
+    const onChunk = getLines(getMessages((id) => ids.push(id), (r) => retries.push(r), (m) => messages.push({ ...m })));
+    // Byte by byte: frame boundaries must not matter.
+    for (const b of bytes) onChunk(new Uint8Array([b]));
+    const expectedIds = firstPage ? ['1', '2', '3', '4'] : ['3', '4'];
+    expect(retries).toEqual([3000]);
+    expect(messages.map((m) => [m.id, m.event, JSON.parse(m.data).n])).toEqual(expectedIds.map((id) => [id, Number(id) === 1 ? 'run.started' : Number(id) === 4 ? 'run.finished' : 'message.delta', Number(id)]));
+    expect(messages.every((m) => m.data !== '')).toBe(true);
+  });
+
+  it.each([true, false])('a WHATWG parser (eventsource-parser) gets the same events, the retry and the keep-alives (first page: %s)', async (firstPage) => {
+    const text = Buffer.concat(await wire(firstPage)).toString();
+    const events: string[] = [];
+    const retries: number[] = [];
+    const comments: string[] = [];
+    const parser = createParser({ onEvent: (m) => events.push(`${m.id}:${m.event}`), onRetry: (r) => retries.push(r), onComment: (c) => comments.push(c.trim()) });
+    parser.feed(text);
+    expect(retries).toEqual([3000]);
+    expect(events).toEqual(firstPage ? ['1:run.started', '2:message.delta', '3:message.delta', '4:run.finished'] : ['3:message.delta', '4:run.finished']);
+    expect(comments.length).toBeGreaterThanOrEqual(2);
+    expect(comments.every((c) => c === 'keep-alive')).toBe(true);
   });
 });
 

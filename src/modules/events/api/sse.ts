@@ -37,6 +37,17 @@ export function encodeSseFrame(frame: SseFrame): string {
   return `${out}\n`;
 }
 
+/**
+ * Comment lines (`: text`) WITHOUT the blank line that ends a frame. Every parser ignores a comment
+ * line, but a blank line dispatches a message in some (`@microsoft/fetch-event-source` hands its
+ * caller an empty message for `: keep-alive\n\n`): on this wire a blank line only ever ends an event.
+ */
+export function encodeSseComment(comment: string): string {
+  let out = '';
+  for (const line of comment.split(LINE_BREAK)) out += `: ${line}\n`;
+  return out;
+}
+
 /** One media range of an `Accept` header (RFC 9110 section 12.5.1), lower-cased; `q` in [0, 1]. */
 export interface MediaRange {
   type: string;
@@ -134,6 +145,8 @@ export interface SseConnectionOptions {
   maxBufferedBytes: number;
 }
 
+const KEEP_ALIVE = encodeSseComment('keep-alive');
+
 export type SseCloseReason = 'client' | 'server' | 'slow_client';
 
 /**
@@ -144,6 +157,8 @@ export type SseCloseReason = 'client' | 'server' | 'slow_client';
 export class SseConnection {
   private timer: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The `retry:` line, until the first write carries it. */
+  private pendingRetry: string | null = null;
   private readonly closeHandlers: Array<(reason: SseCloseReason) => void> = [];
 
   constructor(
@@ -172,13 +187,18 @@ export class SseConnection {
       connection: 'keep-alive',
       ...headers,
     });
-    // Headers, the retry frame and whatever the opener writes in the same tick (a first page of
-    // events) leave in one write.
+    // Headers, `retry:` and whatever the opener writes in the same tick (a first page of events)
+    // leave in one write. `retry:` is the first line of the first event's frame, not a frame of its
+    // own (a bare `retry: 3000\n\n` is an empty message to some clients); with no event to send in
+    // this tick it goes alone, as a field line: parsers apply it at once and dispatch nothing.
+    this.pendingRetry = `retry: ${retryMs}\n`;
     this.raw.cork();
-    process.nextTick(() => this.uncork());
+    process.nextTick(() => {
+      if (this.pendingRetry !== null) this.write('');
+      this.uncork();
+    });
     this.raw.flushHeaders();
-    this.send({ retry: retryMs });
-    this.timer = setInterval(() => this.send({ comment: 'keep-alive' }), this.options.keepaliveMs);
+    this.timer = setInterval(() => this.write(KEEP_ALIVE), this.options.keepaliveMs);
     this.timer.unref();
   }
 
@@ -193,6 +213,10 @@ export class SseConnection {
 
   write(chunk: string | Buffer): boolean {
     if (this.closed) return false;
+    if (this.pendingRetry !== null) {
+      chunk = typeof chunk === 'string' ? this.pendingRetry + chunk : Buffer.concat([Buffer.from(this.pendingRetry), chunk]);
+      this.pendingRetry = null;
+    }
     const ok = this.raw.write(chunk);
     if (!ok && this.raw.writableLength > this.options.maxBufferedBytes) {
       this.finish('slow_client');

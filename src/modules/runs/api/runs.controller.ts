@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
-import { ApiIdempotencyKey } from '../../../common/http/api-docs.decorators';
+import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { listPage, ListQueryDto } from '../../../common/http/pagination';
 import { ContentPart } from '../../agents/domain/model-provider';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
@@ -17,6 +17,9 @@ import { SubmitToolOutputsCommand } from '../application/commands/submit-tool-ou
 import { CreateRunRequestDto } from './dto/create-run.request.dto';
 import { SubmitToolOutputsRequestDto } from './dto/tool-outputs.request.dto';
 import { RunListResponseDto, RunReceiptDto, RunResponseDto } from './dto/run.response.dto';
+
+/** The tool call id of the client-tool examples (its run and its tool output). */
+const EXAMPLE_TOOL_CALL_ID = 'call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B';
 
 @ApiTags('Runs')
 @ApiBearerAuth('api-key')
@@ -38,6 +41,34 @@ export class RunsController {
       'One active run per session: `concurrency: "reject"` (default) answers 409 `session_busy`; `"enqueue"` queues it FIFO.',
   })
   @ApiIdempotencyKey(true)
+  @ApiJsonBody(CreateRunRequestDto, {
+    order: {
+      summary: 'Order O-1001: get_order, then create_ticket, which waits for an approval',
+      value: { input: { role: 'user', content: [{ type: 'text', text: 'Where is my order O-1001?' }] } },
+    },
+    client_tool: {
+      summary: 'A client tool (lookup_customer): the run waits for POST /v1/runs/{id}/tool_outputs',
+      description: `A \`!script\` for the scripted model: the first turn calls the client tool \`lookup_customer\` with the call id \`${EXAMPLE_TOOL_CALL_ID}\` (the id the tool_outputs example answers), the second answers.`,
+      value: {
+        input: {
+          role: 'user',
+          content: [
+            {
+              type: 'text',
+              text: `!script ${JSON.stringify([
+                { tool_calls: [{ id: EXAMPLE_TOOL_CALL_ID, name: 'lookup_customer', arguments: { email: 'ada@example.com' } }] },
+                { text: 'Ada Lovelace is a gold customer.' },
+              ])}`,
+            },
+          ],
+        },
+      },
+    },
+    sync: {
+      summary: 'Sync mode: wait for the answer (200 with the Run and output_text)',
+      value: { input: { role: 'user', content: [{ type: 'text', text: 'What time is it?' }] }, mode: 'sync', wait_timeout_ms: 20000, metadata: { channel: 'swagger' } },
+    },
+  })
   @ApiAcceptedResponse({ type: RunReceiptDto, description: 'Accepted (stream mode), or still running at the sync timeout (then the body is a Run).' })
   @ApiOkResponse({ type: RunResponseDto, description: 'Sync mode: the run reached a terminal or waiting status.' })
   @ApiErrors(
@@ -143,6 +174,16 @@ export class RunsController {
       'Ids that are not pending: 409 `tool_output_not_expected`; a finished run: 409 `run_finished`.',
   })
   @ApiIdempotencyKey(false)
+  @ApiJsonBody(SubmitToolOutputsRequestDto, {
+    output: {
+      summary: "lookup_customer's output (for the run started with the client_tool example)",
+      value: { tool_outputs: [{ tool_call_id: EXAMPLE_TOOL_CALL_ID, output: { name: 'Ada Lovelace', tier: 'gold' } }] },
+    },
+    error: {
+      summary: 'The client tool failed',
+      value: { tool_outputs: [{ tool_call_id: EXAMPLE_TOOL_CALL_ID, error: { code: 'tool_failed', message: 'customer not found in CRM' } }] },
+    },
+  })
   @ApiOkResponse({ type: RunResponseDto })
   @ApiErrors('invalid_request', 'run_not_found', 'tool_output_not_expected', 'run_finished')
   async toolOutputs(

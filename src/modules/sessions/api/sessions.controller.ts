@@ -5,7 +5,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
-import { ApiIdempotencyKey } from '../../../common/http/api-docs.decorators';
+import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { listPage, ListQueryDto } from '../../../common/http/pagination';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
 import { ArchiveSessionCommand } from '../application/commands/archive-session/archive-session.command';
@@ -31,6 +31,10 @@ export class SessionsController {
   @Post()
   @ApiOperation({ summary: 'Create a session', description: 'Pins the agent id, version and model at creation.' })
   @ApiIdempotencyKey(false)
+  @ApiJsonBody(CreateSessionRequestDto, {
+    default_agent: { summary: 'The default agent (support_agent)', value: { title: 'Order help', metadata: { channel: 'swagger' } } },
+    assistant: { summary: 'Another agent', value: { agent_id: 'assistant', title: 'Weather and time' } },
+  })
   @ApiCreatedResponse({ type: SessionResponseDto })
   @ApiErrors('invalid_request', 'agent_not_found', 'idempotency_conflict', 'idempotency_in_progress')
   async create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateSessionRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
@@ -66,6 +70,9 @@ export class SessionsController {
     description: 'Title, metadata (replaced whole) and `agent.model`. With `expected_revision`, a stale revision is 409 `session_conflict`.',
   })
   @ApiIdempotencyKey(false)
+  @ApiJsonBody(UpdateSessionRequestDto, {
+    title_and_metadata: { summary: 'Rename and tag', value: { title: 'Order O-1001', metadata: { channel: 'swagger', priority: 'high' } } },
+  })
   @ApiOkResponse({ type: SessionResponseDto })
   @ApiErrors('invalid_request', 'session_not_found', 'session_conflict', 'idempotency_conflict', 'idempotency_in_progress')
   async update(
@@ -86,6 +93,7 @@ export class SessionsController {
   @Post(':id/archive')
   @ApiOperation({ summary: 'Archive a session', description: 'History is kept; new runs answer 409 `session_archived`.' })
   @ApiIdempotencyKey(false)
+  @ApiJsonBody(ArchiveSessionRequestDto, { archive: { summary: 'Archive at any revision', value: {} } })
   @ApiOkResponse({ type: SessionResponseDto })
   @ApiErrors('session_not_found', 'session_conflict')
   async archive(

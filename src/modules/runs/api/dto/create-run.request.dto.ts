@@ -116,7 +116,7 @@ export class CreateRunRequestDto {
   @Type(() => RunLimitsInputDto)
   limits?: RunLimitsInputDto;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { channel: 'swagger' }, description: 'At most 16 keys, values of at most 512 characters.' })
   @IsOptional()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;

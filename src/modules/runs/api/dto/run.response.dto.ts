@@ -51,7 +51,7 @@ export class RunResponseDto {
   status!: string;
   @ApiProperty({ example: 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) user_message_id!: string;
   @ApiProperty({ type: String, nullable: true }) final_message_id!: string | null;
-  @ApiProperty({ type: String, nullable: true, enum: ['max_steps', 'deadline', 'token_budget', 'tool_budget', 'loop_detected'] })
+  @ApiProperty({ type: String, nullable: true, enum: ['max_steps', 'deadline', 'token_budget', 'tool_budget', 'loop_detected', null] })
   termination_reason!: string | null;
   @ApiProperty({ type: RunErrorDto, nullable: true }) error!: RunErrorDto | null;
   @ApiProperty({ example: 1 }) step_count!: number;
@@ -63,7 +63,7 @@ export class RunResponseDto {
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
   @ApiProperty({ type: String, nullable: true }) started_at!: string | null;
   @ApiProperty({ type: String, nullable: true }) finished_at!: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) metadata!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { channel: 'swagger' } }) metadata!: Record<string, string>;
   @ApiPropertyOptional({ description: 'Sync mode only: the text of the final assistant message.' }) output_text?: string | null;
 }
 

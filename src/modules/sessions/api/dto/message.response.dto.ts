@@ -11,12 +11,11 @@ export class MessageResponseDto {
   @ApiProperty({ enum: ['pending', 'streaming', 'completed', 'failed', 'cancelled'] }) status!: string;
   @ApiProperty({ example: 8, description: 'Position in the session, strictly increasing.' }) sequence!: number;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) metadata!: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: {} }) metadata!: Record<string, string>;
   @ApiProperty({
     type: 'array',
-    items: { type: 'object', additionalProperties: true },
-    description:
-      'Parts: `{type:"text",text}`, `{type:"attachment_ref",attachment_id}`, `{type:"tool_call",tool_call_id,tool_name,arguments}`, `{type:"tool_result",tool_call_id,tool_name,ok,result|error}`. Members see private tools redacted.',
+    items: { $ref: '#/components/schemas/ContentPart' },
+    description: 'Parts, by `type`: `text`, `attachment_ref`, `tool_call`, `tool_result`. Members see private tools redacted.',
     example: [{ type: 'text', text: 'Your order O-1001 is paid; I opened ticket T-5F3A2C.' }],
   })
   content!: unknown[];

@@ -19,7 +19,7 @@ export class UpdateSessionRequestDto {
   @MaxLength(200)
   title?: string | null;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, description: 'Replaces the whole metadata object.' })
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { channel: 'swagger' }, description: 'Replaces the whole metadata object (at most 16 keys, values of at most 512 characters).' })
   @IsOptional()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics of this node
-         * @description Prometheus text format: HTTP latency (method, route template, status), error responses by code, 429s and idempotent replays by route; runs by status, runs started and finished (status, reason), run duration, time to first event, model and tool call latency by name; events appended, open SSE streams, live event delivery lag, worker leases held, database pool waits, the audit outbox backlog; process metrics. Labels never carry run or session ids. Needs no API key: keep it off the public network (deploy/nginx.conf denies it there).
+         * @description Prometheus text format: HTTP latency histogram (method, route template, status), runs by status, events appended, open SSE streams, event delivery lag, worker leases held, process metrics. Needs no API key.
          */
         get: operations["Metrics_scrape"];
         put?: never;
@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List the tenant's audit records
-         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex HMAC-SHA256, keyed with the server's `AUDIT_HMAC_KEY`, of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`); records written before the chain was keyed keep their hex SHA-256 of the same bytes. Whoever holds the key can verify a chain from these records alone; nobody without it can rewrite one so that it verifies.
+         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex SHA-256 of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`).
          */
         get: operations["Audit_list"];
         put?: never;
@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Verify the tenant's audit hash chain
-         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every keyed hash (HMAC-SHA256 with `AUDIT_HMAC_KEY`; SHA-256 for records from before the chain was keyed), then checks that the last record is the head and that the head's tag (an HMAC over tenant, position and last hash) is the key's. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}` naming the first record that fails: `hash_mismatch` (changed, or rehashed without the key), `prev_hash_mismatch`, `seq_gap` (`id` null: missing), `chain_head_mismatch` (the tail was removed and the head moved back, or the head was changed: `seq` is the head's position).
+         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every hash. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}`.
          */
         get: operations["Audit_verify"];
         put?: never;
@@ -254,7 +254,7 @@ export interface paths {
         };
         /**
          * A run's events (JSON page or SSE stream)
-         * @description Cursor: `sequence`. Members get the public projection, admins the full events.
+         * @description Cursor: `sequence`. Members get the public projection, admins the full events. Representation by `Accept`: `text/event-stream` gives the SSE stream; anything else a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). In Swagger UI, pick the response content type.
          */
         get: operations["Events_runEvents"];
         put?: never;
@@ -363,7 +363,7 @@ export interface paths {
         };
         /**
          * A session's events across its runs (JSON page or SSE stream)
-         * @description Cursor: `session_sequence`. Members get the public projection, admins the full events.
+         * @description Cursor: `session_sequence`. Members get the public projection, admins the full events. Representation by `Accept`: `text/event-stream` gives the SSE stream; anything else a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). In Swagger UI, pick the response content type.
          */
         get: operations["Events_sessionEvents"];
         put?: never;
@@ -534,6 +534,65 @@ export interface components {
              */
             visibility: "public" | "private";
         };
+        ApprovalAcceptedData: {
+            /**
+             * @description The approval (`apr_...`).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            approval_id: string;
+            /**
+             * @description The subject that decided.
+             * @example user_dev
+             */
+            decided_by: string;
+            /** @description The reason given, if any. */
+            reason: string | null;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        /** @description The `approval.accepted` event. */
+        ApprovalAcceptedEvent: {
+            data: components["schemas"]["ApprovalAcceptedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.accepted";
+        };
         ApprovalListResponseDto: {
             data: components["schemas"]["ApprovalResponseDto"][];
             first_id: string | null;
@@ -541,6 +600,135 @@ export interface components {
             last_id: string | null;
             /** @enum {string} */
             object: "list";
+        };
+        ApprovalRejectedData: {
+            /**
+             * @description The approval (`apr_...`).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            approval_id: string;
+            /**
+             * @description The subject that decided.
+             * @example user_dev
+             */
+            decided_by: string;
+            /** @description The reason given, if any. */
+            reason: string | null;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        /** @description The `approval.rejected` event. */
+        ApprovalRejectedEvent: {
+            data: components["schemas"]["ApprovalRejectedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.rejected";
+        };
+        ApprovalRequestedData: {
+            /**
+             * @description The approval (`apr_...`).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            approval_id: string;
+            /** @description The arguments to approve. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            arguments: unknown;
+            /**
+             * Format: date-time
+             * @description Undecided by then, the run expires.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            expires_at: string;
+            /**
+             * @description `auto` runs; `suggest` runs, flagged; `approve` needs an approval.
+             * @enum {string}
+             */
+            risk: "auto" | "suggest" | "approve";
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `approval.requested` event. */
+        ApprovalRequestedEvent: {
+            data: components["schemas"]["ApprovalRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "approval.requested";
         };
         ApprovalResponseDto: {
             /**
@@ -552,12 +740,19 @@ export interface components {
             arguments: {
                 [key: string]: unknown;
             };
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
+            /** Format: date-time */
             decided_at: string | null;
             /** @example user_dev */
             decided_by: string | null;
-            /** @example 2026-12-01T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-12-01T09:00:00.000Z
+             */
             expires_at: string;
             /** @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
@@ -579,10 +774,23 @@ export interface components {
             /** @example 2 */
             expected_revision?: number;
         };
+        AttachmentRefPart: {
+            /** @example att_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            attachment_id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attachment_ref";
+        };
         AttachmentResponseDto: {
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
             /**
+             * Format: date-time
              * @description A ready attachment becomes `expired` then (ATTACHMENT_TTL_HOURS after upload).
              * @example 2026-12-07T09:00:00.000Z
              */
@@ -684,7 +892,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description hex HMAC-SHA256, keyed with the UTF-8 bytes of the server's AUDIT_HMAC_KEY, of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace). Records chained before the chain was keyed: hex SHA-256 of the same bytes.
+             * @description hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace).
              * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
              */
             hash: string;
@@ -692,7 +900,10 @@ export interface components {
             id: string;
             /** @enum {string} */
             object: "audit_record";
-            /** @example 2025-01-01T12:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2025-01-01T12:00:00.000Z
+             */
             occurred_at: string;
             /**
              * @description `ok`, or the error code of a failed request.
@@ -745,17 +956,15 @@ export interface components {
              */
             id: string | null;
             /**
-             * @description `hash_mismatch`: the record was changed (or rehashed without the key); `prev_hash_mismatch`: it does not link to the one before; `seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head's tag is not the key's (tail removed, head moved back).
              * @example hash_mismatch
              * @enum {string}
              */
             reason: "hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "chain_head_mismatch";
-            /**
-             * @description The first record that fails (for `chain_head_mismatch`: the head position).
-             * @example 17
-             */
+            /** @example 17 */
             seq: number;
         };
+        /** @description A message content part, by `type`. */
+        ContentPart: components["schemas"]["TextPart"] | components["schemas"]["AttachmentRefPart"] | components["schemas"]["ToolCallPart"] | components["schemas"]["ToolResultPart"];
         CreateRunRequestDto: {
             /**
              * @description When the session already has an active run.
@@ -778,6 +987,12 @@ export interface components {
              */
             input: components["schemas"]["RunInputDto"];
             limits?: components["schemas"]["RunLimitsInputDto"];
+            /**
+             * @description At most 16 keys, values of at most 512 characters.
+             * @example {
+             *       "channel": "swagger"
+             *     }
+             */
             metadata?: {
                 [key: string]: string;
             };
@@ -869,6 +1084,111 @@ export interface components {
              */
             type: "text" | "attachment_ref";
         };
+        MessageCompletedData: {
+            content: components["schemas"]["ContentPart"][];
+            /**
+             * @description The message (`msg_...`).
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
+        };
+        /** @description The `message.completed` event. */
+        MessageCompletedEvent: {
+            data: components["schemas"]["MessageCompletedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.completed";
+        };
+        MessageDeltaData: {
+            /**
+             * @description Index of the content part the delta extends.
+             * @example 0
+             */
+            content_index: number;
+            /**
+             * @description Text to append; a message's deltas concatenated are its completed text.
+             * @example Hello
+             */
+            delta: string;
+            /**
+             * @description The message (`msg_...`).
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
+        };
+        /** @description The `message.delta` event. */
+        MessageDeltaEvent: {
+            data: components["schemas"]["MessageDeltaData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.delta";
+        };
         MessageListResponseDto: {
             data: components["schemas"]["MessageResponseDto"][];
             first_id: string | null;
@@ -879,7 +1199,7 @@ export interface components {
         };
         MessageResponseDto: {
             /**
-             * @description Parts: `{type:"text",text}`, `{type:"attachment_ref",attachment_id}`, `{type:"tool_call",tool_call_id,tool_name,arguments}`, `{type:"tool_result",tool_call_id,tool_name,ok,result|error}`. Members see private tools redacted.
+             * @description Parts, by `type`: `text`, `attachment_ref`, `tool_call`, `tool_result`. Members see private tools redacted.
              * @example [
              *       {
              *         "type": "text",
@@ -887,13 +1207,15 @@ export interface components {
              *       }
              *     ]
              */
-            content: {
-                [key: string]: unknown;
-            }[];
-            /** @example 2026-11-30T09:00:00.000Z */
+            content: components["schemas"]["ContentPart"][];
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
+            /** @example {} */
             metadata: {
                 [key: string]: string;
             };
@@ -912,6 +1234,55 @@ export interface components {
             session_id: string;
             /** @enum {string} */
             status: "pending" | "streaming" | "completed" | "failed" | "cancelled";
+        };
+        MessageStartedData: {
+            /**
+             * @description The message (`msg_...`).
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
+            /** @enum {string} */
+            role: "user" | "assistant" | "tool" | "system";
+        };
+        /** @description The `message.started` event. */
+        MessageStartedEvent: {
+            data: components["schemas"]["MessageStartedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "message.started";
         };
         PendingApprovalDto: {
             /** @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
@@ -935,11 +1306,63 @@ export interface components {
             /** @example lookup_customer */
             tool_name: string;
         };
+        /** @description What replaces a private tool's value (or error message) for members. */
+        Redacted: {
+            /** @enum {boolean} */
+            redacted: true;
+        };
         RunAgentDto: {
             /** @example support_agent */
             id: string;
             /** @example 1 */
             version: string;
+        };
+        RunCancelRequestedData: {
+            /**
+             * @description The subject that asked for the cancel.
+             * @example user_dev
+             */
+            requested_by: string;
+        };
+        /** @description The `run.cancel_requested` event. */
+        RunCancelRequestedEvent: {
+            data: components["schemas"]["RunCancelRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.cancel_requested";
         };
         RunErrorDto: {
             /** @example model_timeout */
@@ -947,8 +1370,11 @@ export interface components {
             /** @example the model did not answer in time */
             message: string;
         };
+        /** @description One event: the same envelope in SSE `data:` lines and in JSON pages, with the `data` of its `type`. Members get the public projection (private tools redacted, secret-looking keys masked); admins the full event. Redaction never drops an event. */
+        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"] | components["schemas"]["RunInputEvent"];
         RunEventListResponseDto: {
-            data: components["schemas"]["RunEventResponseDto"][];
+            /** @description Events in cursor order, each with the `data` of its `type`. */
+            data: components["schemas"]["RunEvent"][];
             /**
              * @description True when more events follow the last one of this page.
              * @example false
@@ -965,30 +1391,56 @@ export interface components {
              */
             object: "list";
         };
-        RunEventResponseDto: {
+        RunFinishedData: {
+            /** @description Why the run failed or expired; null otherwise. */
+            error: {
+                /**
+                 * @example model_timeout
+                 * @enum {string}
+                 */
+                code: "model_error" | "model_timeout" | "model_refusal" | "tool_failed" | "tool_timeout" | "tool_not_found" | "invalid_tool_arguments" | "outcome_unknown" | "approval_expired" | "internal_error";
+                /** @example the model did not answer in time */
+                message: string;
+            } | null;
+            /** @description The final assistant message, if any. */
+            final_message_id: string | null;
+            /** @enum {string} */
+            status: "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /**
-             * @description Type-specific payload (CONTRACT section 8). Members see the public projection: arguments/results of private tools are `{"redacted":true}`, secret-looking keys are `"***"`.
-             * @example {
-             *       "message_id": "msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E",
-             *       "content_index": 0,
-             *       "delta": "Hello"
-             *     }
+             * @description With `terminated`: the limit that was hit; null otherwise.
+             * @enum {string|null}
              */
-            data: {
-                [key: string]: unknown;
-            };
-            /** @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "loop_detected" | null;
+            usage: components["schemas"]["Usage"];
+        };
+        /** @description The `run.finished` event. */
+        RunFinishedEvent: {
+            data: components["schemas"]["RunFinishedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
             event_id: string;
-            /** @example 2025-01-02T03:04:05.678Z */
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
             occurred_at: string;
-            /** @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C */
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
             run_id: string;
             /**
              * @description Per run, from 1, gap-free. The SSE `id` of run streams.
              * @example 42
              */
             sequence: number;
-            /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D */
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
             session_id: string;
             /**
              * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
@@ -996,15 +1448,62 @@ export interface components {
              */
             session_sequence: number;
             /**
-             * @example message.delta
+             * @description discriminator enum property added by openapi-typescript
              * @enum {string}
              */
-            type: "run.started" | "run.waiting" | "run.resumed" | "run.cancel_requested" | "message.started" | "message.delta" | "message.completed" | "tool.requested" | "tool.started" | "tool.completed" | "tool.failed" | "approval.requested" | "approval.accepted" | "approval.rejected" | "usage" | "run.finished";
+            type: "run.finished";
+        };
+        RunInputData: {
+            /**
+             * @description The steered user message this run took into its next model turn.
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E
+             */
+            message_id: string;
         };
         RunInputDto: {
             content: components["schemas"]["InputContentPartDto"][];
             /** @enum {string} */
             role: "user";
+        };
+        /** @description The `run.input` event. */
+        RunInputEvent: {
+            data: components["schemas"]["RunInputData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.input";
         };
         RunLimitsDto: {
             /** @example 10 */
@@ -1047,10 +1546,14 @@ export interface components {
         };
         RunResponseDto: {
             agent: components["schemas"]["RunAgentDto"];
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
             error: components["schemas"]["RunErrorDto"] | null;
             final_message_id: string | null;
+            /** Format: date-time */
             finished_at: string | null;
             /** @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
@@ -1060,6 +1563,11 @@ export interface components {
              */
             last_sequence: number;
             limits: components["schemas"]["RunLimitsDto"];
+            /**
+             * @example {
+             *       "channel": "swagger"
+             *     }
+             */
             metadata: {
                 [key: string]: string;
             };
@@ -1073,6 +1581,7 @@ export interface components {
             pending_tool_calls: components["schemas"]["PendingToolCallDto"][];
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             session_id: string;
+            /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
             status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
@@ -1083,6 +1592,94 @@ export interface components {
             usage: components["schemas"]["RunUsageDto"];
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             user_message_id: string;
+        };
+        RunResumedData: {
+            /** @enum {string} */
+            status: "running";
+        };
+        /** @description The `run.resumed` event. */
+        RunResumedEvent: {
+            data: components["schemas"]["RunResumedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.resumed";
+        };
+        RunStartedData: {
+            /** @enum {string} */
+            status: "running";
+        };
+        /** @description The `run.started` event. */
+        RunStartedEvent: {
+            data: components["schemas"]["RunStartedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.started";
         };
         RunStreamDto: {
             /** @example null */
@@ -1103,6 +1700,55 @@ export interface components {
             output_tokens: number;
             /** @example 1 */
             tool_calls: number;
+        };
+        RunWaitingData: {
+            /**
+             * @description `approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output.
+             * @enum {string}
+             */
+            reason: "approval_required" | "client_tool";
+            /** @enum {string} */
+            status: "waiting_for_approval" | "waiting_for_tool";
+        };
+        /** @description The `run.waiting` event. */
+        RunWaitingEvent: {
+            data: components["schemas"]["RunWaitingData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.waiting";
         };
         SessionAgentPatchDto: {
             /**
@@ -1126,13 +1772,22 @@ export interface components {
             agent: components["schemas"]["AgentSnapshotDto"];
             /** @example support_agent */
             agent_id: string;
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             created_at: string;
-            /** @example null */
+            /**
+             * Format: date-time
+             * @example null
+             */
             expires_at: string | null;
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             last_active_at: string;
             /**
              * @example {
@@ -1157,11 +1812,170 @@ export interface components {
             tenant_id: string;
             /** @example Order O-1001 */
             title: string | null;
-            /** @example 2026-11-30T09:00:00.000Z */
+            /**
+             * Format: date-time
+             * @example 2026-11-30T09:00:00.000Z
+             */
             updated_at: string;
         };
         SubmitToolOutputsRequestDto: {
             tool_outputs: components["schemas"]["ToolOutputDto"][];
+        };
+        TextPart: {
+            /** @example Where is my order O-1001? */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
+        };
+        ToolCallPart: {
+            /** @description The arguments the model gave. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            arguments: unknown;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_call";
+        };
+        ToolCompletedData: {
+            /**
+             * @description How long the call took.
+             * @example 12
+             */
+            duration_ms: number;
+            /** @description What the tool returned. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            result: unknown;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.completed` event. */
+        ToolCompletedEvent: {
+            data: components["schemas"]["ToolCompletedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.completed";
+        };
+        /** @description Why a tool call failed. */
+        ToolError: {
+            /**
+             * @description A run-level error code, e.g. `tool_failed`, `tool_timeout`, `outcome_unknown`.
+             * @example tool_failed
+             */
+            code: string;
+            /** @description Human-readable; `{"redacted": true}` for members when the tool is private. */
+            message: string | components["schemas"]["Redacted"];
+            retryable: boolean;
+        };
+        ToolFailedData: {
+            /**
+             * @description How long the call took.
+             * @example 12
+             */
+            duration_ms: number;
+            error: components["schemas"]["ToolError"];
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.failed` event. */
+        ToolFailedEvent: {
+            data: components["schemas"]["ToolFailedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.failed";
         };
         ToolOutputDto: {
             error?: components["schemas"]["ToolOutputErrorDto"];
@@ -1182,6 +1996,149 @@ export interface components {
             /** @example customer not found in CRM */
             message: string;
         };
+        ToolRequestedData: {
+            /** @description The arguments the model gave. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            arguments: unknown;
+            /**
+             * @description `auto` runs; `suggest` runs, flagged; `approve` needs an approval.
+             * @enum {string}
+             */
+            risk: "auto" | "suggest" | "approve";
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.requested` event. */
+        ToolRequestedEvent: {
+            data: components["schemas"]["ToolRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.requested";
+        };
+        ToolResultPart: {
+            /** @description Why it failed (not ok). */
+            error?: {
+                /** @example tool_failed */
+                code: string;
+                message: string | components["schemas"]["Redacted"];
+            };
+            /** @description true: `result` is set; false: `error` is. */
+            ok: boolean;
+            /** @description What the tool returned (ok). Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
+            result?: unknown;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool_result";
+        };
+        ToolStartedData: {
+            /**
+             * @description 1 for the first attempt, counting up on retries; 0 for a call that never ran (its outcome follows at once, e.g. a rejected approval or an unknown tool).
+             * @example 1
+             */
+            attempt: number;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+            /**
+             * @description The tool, e.g. `get_order`.
+             * @example get_order
+             */
+            tool_name: string;
+        };
+        /** @description The `tool.started` event. */
+        ToolStartedEvent: {
+            data: components["schemas"]["ToolStartedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "tool.started";
+        };
         UpdateSessionRequestDto: {
             agent?: components["schemas"]["SessionAgentPatchDto"];
             /**
@@ -1189,12 +2146,85 @@ export interface components {
              * @example 1
              */
             expected_revision?: number;
-            /** @description Replaces the whole metadata object. */
+            /**
+             * @description Replaces the whole metadata object (at most 16 keys, values of at most 512 characters).
+             * @example {
+             *       "channel": "swagger"
+             *     }
+             */
             metadata?: {
                 [key: string]: string;
             };
             /** @example Renamed */
             title?: string | null;
+        };
+        /** @description The run's usage so far. */
+        Usage: {
+            /**
+             * @description Input tokens the provider served from its cache.
+             * @example 0
+             */
+            cached_input_tokens: number;
+            /**
+             * @description Tokens sent to the model (1 per 4 characters with the scripted model).
+             * @example 42
+             */
+            input_tokens: number;
+            /**
+             * @description Model calls so far.
+             * @example 2
+             */
+            model_calls: number;
+            /**
+             * @description Tokens the model produced.
+             * @example 17
+             */
+            output_tokens: number;
+            /**
+             * @description Tool calls so far.
+             * @example 1
+             */
+            tool_calls: number;
+        };
+        /** @description The `usage` event. */
+        UsageEvent: {
+            data: components["schemas"]["Usage"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "usage";
         };
     };
     responses: never;
@@ -1237,24 +2267,24 @@ export interface operations {
     Audit_list: {
         parameters: {
             query?: {
-                /** @description Exact action: `<METHOD> <route template>` for requests, `run_event.<type>` for run events. */
+                /** @description Exact action: `<METHOD> <route template>` for requests, `run_event.<type>` for run events, e.g. `POST /v1/sessions/:id/archive`. */
                 action?: string;
-                /** @description The actor's subject id. */
+                /** @description The actor's subject id, e.g. `user_a1`. */
                 actor?: string;
                 /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
                 after?: string;
-                /** @description occurred_at >= from (RFC 3339). */
+                /** @description occurred_at >= from (RFC 3339), e.g. `2025-01-01T00:00:00.000Z`. */
                 from?: string;
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
                 order?: "asc" | "desc";
-                /** @description Only records about this resource id. */
+                /** @description Only records about this resource id, e.g. `sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B`. */
                 resource_id?: string;
-                /** @description Only records about this run (requests on it and its events). */
+                /** @description Only records about this run (requests on it and its events), e.g. `run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B`. */
                 run_id?: string;
-                /** @description Only records about this session (requests on it, its runs, their events). */
+                /** @description Only records about this session (requests on it, its runs, their events), e.g. `sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B`. */
                 session_id?: string;
-                /** @description occurred_at < to (RFC 3339). */
+                /** @description occurred_at < to (RFC 3339), e.g. `2025-01-02T00:00:00.000Z`. */
                 to?: string;
             };
             header?: never;
@@ -1531,7 +2561,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -1568,7 +2598,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             *     `idempotency_key_required` when the key is required and missing.
              */
             400: {
                 headers: {
@@ -2027,7 +3057,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2053,7 +3083,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             *     `idempotency_key_required` when the key is required and missing.
              */
             400: {
                 headers: {
@@ -2123,7 +3153,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2150,7 +3180,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            /** @description `idempotency_key_required` when the key is required and missing. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2222,8 +3252,6 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). */
-                Accept?: string;
                 /** @description SSE resume cursor (the last `sequence` received); wins over `?after`. Delivers exactly the events after it, in order, then live ones. */
                 "Last-Event-ID"?: string;
             };
@@ -2235,9 +3263,20 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description JSON (default): a page of events after `after`, ordered by `sequence`.
+             * @description `application/json` (default): a page of events after `after`, ordered by `sequence`.
              *
-             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The server closes the stream after sending `run.finished`. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *     `text/event-stream` (SSE): every event is one frame `id: <sequence>`, `event: <type>`, `data: <RunEvent JSON>` (the schema below is that of one `data:`). The stream starts with `retry: 3000` (the first line of the first frame, or alone when there is no event yet); a `: keep-alive` comment line every SSE_KEEPALIVE_MS (default 15000). A blank line only ever ends an event. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The server closes the stream after sending `run.finished`. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *
+             *     On the wire:
+             *
+             *     ```
+             *     retry: 3000
+             *     id: 1
+             *     event: run.started
+             *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
+             *
+             *     : keep-alive
+             *     ```
              */
             200: {
                 headers: {
@@ -2266,16 +3305,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["RunEventListResponseDto"];
-                    /**
-                     * @example retry: 3000
-                     *
-                     *     id: 1
-                     *     event: run.started
-                     *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
-                     *
-                     *     : keep-alive
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunEvent"];
                 };
             };
             /** @description SSE only: the run is finished and the cursor is at (or past) its last event; nothing more will come (EventSource stops reconnecting). */
@@ -2354,7 +3384,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2379,7 +3409,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             *     `idempotency_key_required` when the key is required and missing.
              */
             400: {
                 headers: {
@@ -2519,7 +3549,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -2542,7 +3572,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             *     `idempotency_key_required` when the key is required and missing.
              */
             400: {
                 headers: {
@@ -2678,7 +3708,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2703,7 +3733,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             *     `idempotency_key_required` when the key is required and missing.
              */
             400: {
                 headers: {
@@ -2838,7 +3868,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -2860,7 +3890,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            /** @description `idempotency_key_required` when the key is required and missing. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2932,8 +3962,6 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /** @description `text/event-stream` for the SSE stream; anything else gives a JSON page (the default, also for `*\/*`). q-values count: the stream is chosen when `text/event-stream` is named with a q above 0 that is not below the q given to `application/json` (`text/event-stream;q=0, application/json` is JSON; `application/json;q=0.5, text/event-stream` and `text/event-stream, application/json` are SSE). */
-                Accept?: string;
                 /** @description SSE resume cursor (the last `session_sequence` received); wins over `?after`. Delivers exactly the events after it, in order, then live ones. */
                 "Last-Event-ID"?: string;
             };
@@ -2945,9 +3973,20 @@ export interface operations {
         requestBody?: never;
         responses: {
             /**
-             * @description JSON (default): a page of events after `after`, ordered by `session_sequence`.
+             * @description `application/json` (default): a page of events after `after`, ordered by `session_sequence`.
              *
-             *     SSE (`Accept: text/event-stream`): first frame `retry: 3000`, then frames `id: <session_sequence>`, `event: <type>`, `data: <envelope JSON>`; a `: keep-alive` comment every SSE_KEEPALIVE_MS. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The stream stays open across the session's runs until the client leaves. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *     `text/event-stream` (SSE): every event is one frame `id: <session_sequence>`, `event: <type>`, `data: <RunEvent JSON>` (the schema below is that of one `data:`). The stream starts with `retry: 3000` (the first line of the first frame, or alone when there is no event yet); a `: keep-alive` comment line every SSE_KEEPALIVE_MS (default 15000). A blank line only ever ends an event. Headers: `Cache-Control: no-cache`, `X-Accel-Buffering: no`, `Vary: Accept`, `X-Request-Id`. The stream stays open across the session's runs until the client leaves. A client that does not keep up (unbounded buffering) is disconnected and resumes with `Last-Event-ID`.
+             *
+             *     On the wire:
+             *
+             *     ```
+             *     retry: 3000
+             *     id: 1
+             *     event: run.started
+             *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
+             *
+             *     : keep-alive
+             *     ```
              */
             200: {
                 headers: {
@@ -2976,16 +4015,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["RunEventListResponseDto"];
-                    /**
-                     * @example retry: 3000
-                     *
-                     *     id: 1
-                     *     event: run.started
-                     *     data: {"event_id":"evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C","session_id":"sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D","sequence":1,"session_sequence":5,"type":"run.started","occurred_at":"2025-01-02T03:04:05.678Z","data":{"status":"running"}}
-                     *
-                     *     : keep-alive
-                     */
-                    "text/event-stream": string;
+                    "text/event-stream": components["schemas"]["RunEvent"];
                 };
             };
             /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
@@ -3286,7 +4316,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required. 1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`. A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key": string;
             };
             path: {
@@ -3321,7 +4351,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             *     `idempotency_key_required` when the key is required and missing.
              */
             400: {
                 headers: {
