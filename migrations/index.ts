@@ -9,6 +9,7 @@ import { AuditOutbox1764497000000 } from './1764497000000-audit-outbox';
 import { DropSessionEventSeq1764497100000 } from './1764497100000-drop-session-event-seq';
 import { AuditRunEventsTrigger1764497200000 } from './1764497200000-audit-run-events-trigger';
 import { UnitOfWorkAbort1764497300000 } from './1764497300000-unit-of-work-abort';
+import { Steering1764497650000 } from './1764497650000-steering';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   DropSessionEventSeq1764497100000,
   AuditRunEventsTrigger1764497200000,
   UnitOfWorkAbort1764497300000,
+  Steering1764497650000,
 ];

@@ -2,7 +2,7 @@ import { SqlCte } from '../../../common/database/sql';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 import type { SessionRowChange } from '../../sessions/domain/message';
 import { SortOrder } from '../../../common/http/pagination';
-import { Run, RunProps } from './run.aggregate';
+import { Run, RunProps, SteeredInput } from './run.aggregate';
 
 /** A run as read for its public resource: its fields and its event stream's last sequence, from one read. */
 export interface RunReadView {
@@ -53,7 +53,14 @@ export abstract class RunRepository {
    * statement's snapshot, which may predate a run committed while the lock was awaited (the
    * caller uses it only to wake the worker early; the worker polls anyway).
    */
-  abstract lockSessionOf(run: Run): Promise<{ othersActive: boolean }>;
+  abstract lockSessionOf(run: Run): Promise<{ othersActive: boolean; inbox: SteeredInput[] }>;
+  /** The steered inputs a run has not taken yet. */
+  abstract inboxOf(runId: string): Promise<SteeredInput[]>;
+  /**
+   * Hands a steered input to an active run (its inbox; the run's version is unchanged). False
+   * when the run is no longer active. The caller holds the session row lock.
+   */
+  abstract steer(runId: string, input: SteeredInput): Promise<boolean>;
   abstract findById(id: string): Promise<Run | null>;
   /** Read-only (no aggregate): the run and its last event sequence in one statement, for GET. */
   abstract findView(id: string): Promise<RunReadView | null>;
@@ -73,7 +80,7 @@ export abstract class RunRepository {
    */
   abstract claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]>;
   /** Extends the lease if this node still holds it; returns null when the lease is lost. */
-  abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean } | null>;
+  abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean; inboxSize: number } | null>;
   /** Ids of queued runs past their queue TTL, and of waiting runs whose approvals expired. */
   abstract findExpiredQueued(limit: number): Promise<string[]>;
   /** Releases every lease this node holds (graceful shutdown): another node resumes the runs. */

@@ -6,7 +6,7 @@ import { SessionRowChange } from '../../sessions/domain/message';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventStore } from '../../events/domain/run-event';
-import { Run } from '../domain/run.aggregate';
+import { Run, SteeredInput } from '../domain/run.aggregate';
 import { RunReadView, RunRepository, SaveOptions } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
 import { runRowToProps, runToDomain, runToRow } from './run.mapper';
@@ -29,8 +29,8 @@ interface RunColumn {
   updatable: boolean;
   lease: boolean;
 }
-/** Set at insert and never changed by a save. */
-const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'createdAt']);
+/** Set at insert and never changed by a save (the inbox only loses what the run took: see save). */
+const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'createdAt', 'inbox']);
 
 @Injectable()
 export class RunTypeormRepository extends RunRepository {
@@ -86,6 +86,16 @@ export class RunTypeormRepository extends RunRepository {
       const i = params.length;
       return (offset) => `${c.column} = $${offset + i}${c.json ? '::jsonb' : ''}`;
     });
+    // Steered inputs the run took leave its inbox; those steered meanwhile stay (no version change).
+    const taken = [...run.takenInputs];
+    if (taken.length > 0) {
+      params.push(taken);
+      const i = params.length;
+      setters.push(
+        (offset) =>
+          `inbox = (SELECT COALESCE(jsonb_agg(x.e ORDER BY x.o), '[]'::jsonb) FROM jsonb_array_elements(inbox) WITH ORDINALITY x(e, o) WHERE NOT (x.e->>'message_id' = ANY($${offset + i}::text[])))`,
+      );
+    }
     // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs.
     let lock = (_offset: number) => '';
     if (options.lockSession) {
@@ -109,7 +119,7 @@ export class RunTypeormRepository extends RunRepository {
       const stored = await this.events.appendGuarded(run.owner, events, { sql: update, params, also });
       if (stored === null) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
-    run.markSaved(events.length);
+    run.markSaved(events.length, taken.length);
   }
 
   /** The session's next active run (this one is ending), written only when `guard` returned a row. */
@@ -128,13 +138,29 @@ export class RunTypeormRepository extends RunRepository {
     };
   }
 
-  async lockSessionOf(run: Run): Promise<{ othersActive: boolean }> {
-    const rows = await queryRows<{ others: boolean }>(
+  async lockSessionOf(run: Run): Promise<{ othersActive: boolean; inbox: SteeredInput[] }> {
+    // The run row is locked too (session first): a locked row is read as last committed, so its
+    // inbox includes every steer that held the session lock before us.
+    const rows = await queryRows<{ others: boolean; inbox: SteeredInput[] }>(
       this.uow.manager,
-      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others FROM sessions WHERE id = $1 FOR UPDATE`,
+      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others, r.inbox FROM sessions s, runs r WHERE s.id = $1 AND r.id = $2 FOR UPDATE OF s, r`,
       [run.owner.sessionId, run.id],
     );
-    return { othersActive: rows[0]?.others === true };
+    return { othersActive: rows[0]?.others === true, inbox: rows[0]?.inbox ?? [] };
+  }
+
+  async inboxOf(runId: string): Promise<SteeredInput[]> {
+    const rows = await queryRows<{ inbox: SteeredInput[] }>(this.uow.manager, `SELECT inbox FROM runs WHERE id = $1`, [runId]);
+    return rows[0]?.inbox ?? [];
+  }
+
+  async steer(runId: string, input: SteeredInput): Promise<boolean> {
+    const rows = await queryRows<{ id: string }>(
+      this.uow.manager,
+      `UPDATE runs SET inbox = inbox || jsonb_build_array($2::jsonb) WHERE id = $1 AND status NOT IN (${TERMINAL_SQL}) RETURNING id`,
+      [runId, JSON.stringify(input)],
+    );
+    return rows.length === 1;
   }
 
   async findById(id: string): Promise<Run | null> {
@@ -243,14 +269,14 @@ export class RunTypeormRepository extends RunRepository {
 
 
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {
-    const rows = await queryRows<{ status: string; cancel_requested_at: Date | null }>(
+    const rows = await queryRows<{ status: string; cancel_requested_at: Date | null; inbox_size: number }>(
       this.uow.manager,
       `UPDATE runs SET lease_expires_at = now() + ($3 || ' milliseconds')::interval
-        WHERE id = $1 AND lease_owner = $2 RETURNING status, cancel_requested_at`,
+        WHERE id = $1 AND lease_owner = $2 RETURNING status, cancel_requested_at, jsonb_array_length(inbox) AS inbox_size`,
       [runId, nodeId, String(leaseMs)],
     );
     if (rows.length === 0) return null;
-    return { status: rows[0].status, cancelRequested: rows[0].cancel_requested_at !== null };
+    return { status: rows[0].status, cancelRequested: rows[0].cancel_requested_at !== null, inboxSize: Number(rows[0].inbox_size) };
   }
 
   async findExpiredQueued(limit: number): Promise<string[]> {
