@@ -7,7 +7,7 @@ import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventStore } from '../../events/domain/run-event';
 import { Run, SteeredInput } from '../domain/run.aggregate';
-import { RunReadView, RunRepository, SaveOptions } from '../domain/run.repository';
+import { RunReadView, RunRepository, SaveOptions, SessionDefaultConcurrency } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
 import { runRowToProps, runToDomain, runToRow } from './run.mapper';
 import { RunOrmEntity } from './run.orm-entity';
@@ -48,7 +48,7 @@ export class RunTypeormRepository extends RunRepository {
     return this.uow.manager.getRepository(RunOrmEntity);
   }
 
-  insertWrites(run: Run, options: { now: Date; reject: boolean }): { run: BatchWrite; session: SessionRowChange } {
+  insertWrites(run: Run, options: { now: Date; reject: boolean; sessionDefault?: boolean }): { run: BatchWrite; session: SessionRowChange } {
     if (run.unsavedEvents.length > 0) throw new Error('a new run has no events to write');
     const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
     const sessionId = run.owner.sessionId;
@@ -57,14 +57,21 @@ export class RunTypeormRepository extends RunRepository {
       run: { ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } },
       session: {
         // Old values of the locked row: the run that is active stays so, else this one is.
-        params: [run.id, options.now, options.reject],
+        params: [run.id, options.now, options.reject, options.sessionDefault === true],
         set: (o) => `active_run_id = COALESCE(active_run_id, $${o + 1}), last_active_at = $${o + 2}`,
-        where: (o) => `($${o + 3}::boolean IS NOT TRUE OR active_run_id IS NULL)`,
+        where: (o) =>
+          `($${o + 3}::boolean IS NOT TRUE OR active_run_id IS NULL) AND ($${o + 4}::boolean IS NOT TRUE OR active_run_id IS NULL OR default_concurrency = 'enqueue')`,
         fail: async () => {
-          if (!options.reject) return null;
-          const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1`, [sessionId]);
+          if (!options.reject && !options.sessionDefault) return null;
+          const rows: Array<{ active_run_id: string | null; default_concurrency: string }> = await this.uow.manager.query(
+            `SELECT active_run_id, default_concurrency FROM sessions WHERE id = $1`,
+            [sessionId],
+          );
           const active = rows[0]?.active_run_id ?? null;
-          return active === null ? null : new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
+          if (active === null) return null;
+          const mode = options.reject ? 'reject' : rows[0].default_concurrency;
+          if (mode === 'steer' || mode === 'interrupt') return new SessionDefaultConcurrency(mode);
+          return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
         },
       },
     };
@@ -161,6 +168,16 @@ export class RunTypeormRepository extends RunRepository {
       [runId, JSON.stringify(input)],
     );
     return rows.length === 1;
+  }
+
+  async insert(run: Run): Promise<void> {
+    const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
+    await this.uow.write({ ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } });
+    this.uow.afterCommit(() => run.markSaved());
+  }
+
+  async clearInbox(runId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE runs SET inbox = '[]'::jsonb WHERE id = $1`, [runId]);
   }
 
   async findById(id: string): Promise<Run | null> {

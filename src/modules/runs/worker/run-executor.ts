@@ -363,6 +363,8 @@ export class RunExecutor {
       }
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
       if (rest) run.streamDelta(messageId, rest);
+      // Input steered while the model answered: known to the decider before it decides the turn's end.
+      if (ctx.steered) await this.takeSteered(run, ctx);
 
       const d = run.decide(
         { type: 'model_turn_ended', message_id: messageId, text, tool_calls: toolCalls, usage, failure, aborted: callSignal.aborted, cancel_signalled: ctx.cancelled },

@@ -1,5 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class CreateSessionRequestDto {
@@ -25,4 +25,13 @@ export class CreateSessionRequestDto {
   @IsOptional()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;
+
+  @ApiPropertyOptional({
+    enum: ['reject', 'enqueue', 'steer', 'interrupt'],
+    default: 'reject',
+    description: 'What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).',
+  })
+  @IsOptional()
+  @IsIn(['reject', 'enqueue', 'steer', 'interrupt'])
+  default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 }
