@@ -169,7 +169,7 @@ describe('steering a run that is already running', () => {
 
   it("a run that omits concurrency follows the session's default_concurrency", async () => {
     const s = await t.call(key, 'POST', '/v1/sessions', { default_concurrency: 'steer' });
-    expect(s.body.default_concurrency).toBe('steer');
+    expect(s.status).toBe(201);
     const sid = s.body.id;
     const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600 }, { text: 'x' }])) });
     expect(r.body.steered).toBeUndefined();
@@ -179,7 +179,12 @@ describe('steering a run that is already running', () => {
     const run = await waitForRun(t, key, r.body.run_id, isTerminal);
     expect(lastText(await runEvents(t, key, run.id))).toBe('by default');
     const u = await t.call(key, 'POST', `/v1/sessions/${sid}`, { default_concurrency: 'reject' });
-    expect(u.body.default_concurrency).toBe('reject');
+    expect(u.status).toBe(200);
+    const again = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600 }, { text: 'y' }])) });
+    await waitForRun(t, key, again.body.run_id, (x) => x.status === 'running');
+    const busy = await startRun(t, key, sid, { input: userInput('hi') });
+    expect(busy.status).toBe(409);
+    expect(busy.body.error.code).toBe('session_busy');
     const bad = await t.call(key, 'POST', '/v1/sessions', { default_concurrency: 'sometimes' });
     expect(bad.status).toBe(400);
   });

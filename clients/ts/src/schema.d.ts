@@ -426,7 +426,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run
-         * @description Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. One active run per session: `concurrency: "reject"` (default) answers 409 `session_busy`; `"enqueue"` queues it FIFO.
+         * @description Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. One active run per session: `concurrency: "reject"` answers 409 `session_busy`; `"enqueue"` queues it FIFO; `"steer"` commits the input at once as a user message and hands it to the active run, which takes it into its next model turn (after the tool calls in flight; `run.input` on its stream): the 202 names that run with `steered: true`. A run that ends before taking it leaves it to a new run, started as if enqueued. `"interrupt"` cancels the active run (honestly: a tool in flight finishes and its outcome is recorded) and queues this one after it. Without an active run every mode starts a new run. Omitted: the session's `default_concurrency` (default `reject`).
          */
         post: operations["Runs_create"];
         delete?: never;
@@ -754,11 +754,11 @@ export interface components {
         };
         CreateRunRequestDto: {
             /**
-             * @description When the session already has an active run.
-             * @default reject
+             * @description When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default reject).
+             * @example steer
              * @enum {string}
              */
-            concurrency?: "reject" | "enqueue";
+            concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
             /** @description If given and not the session's current revision: 409 session_conflict. */
             expected_revision?: number;
             /**
@@ -797,6 +797,13 @@ export interface components {
              * @example support_agent
              */
             agent_id?: string;
+            /**
+             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
+             * @default reject
+             * @example steer
+             * @enum {string}
+             */
+            default_concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
             /**
              * @description At most 16 string keys, values <= 512 chars. Never given to the model.
              * @example {
@@ -995,7 +1002,7 @@ export interface components {
              * @example message.delta
              * @enum {string}
              */
-            type: "run.started" | "run.waiting" | "run.resumed" | "run.cancel_requested" | "message.started" | "message.delta" | "message.completed" | "tool.requested" | "tool.started" | "tool.completed" | "tool.failed" | "approval.requested" | "approval.accepted" | "approval.rejected" | "usage" | "run.finished";
+            type: "run.started" | "run.waiting" | "run.resumed" | "run.cancel_requested" | "run.input" | "message.started" | "message.delta" | "message.completed" | "tool.requested" | "tool.started" | "tool.completed" | "tool.failed" | "approval.requested" | "approval.accepted" | "approval.rejected" | "usage" | "run.finished";
         };
         RunInputDto: {
             content: components["schemas"]["InputContentPartDto"][];
@@ -1035,8 +1042,17 @@ export interface components {
             run_id: string;
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             session_id: string;
-            /** @enum {string} */
-            status: "queued";
+            /**
+             * @description A new run is `queued`. A steered input (`steered: true`) names the active run that takes it, with that run's current status.
+             * @example queued
+             * @enum {string}
+             */
+            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            /**
+             * @description Present (true) when the input was steered to the active run (`concurrency: "steer"`): `run_id` is that run, which takes the input into its next model turn (`run.input` on its stream).
+             * @enum {boolean}
+             */
+            steered?: true;
             stream: components["schemas"]["RunStreamDto"];
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             user_message_id: string;
@@ -1180,6 +1196,13 @@ export interface components {
         };
         UpdateSessionRequestDto: {
             agent?: components["schemas"]["SessionAgentPatchDto"];
+            /**
+             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
+             * @default reject
+             * @example steer
+             * @enum {string}
+             */
+            default_concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
             /**
              * @description If given and not the current revision: 409 session_conflict with details.current_revision.
              * @example 1

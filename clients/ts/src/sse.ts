@@ -31,6 +31,7 @@ export interface EventDataMap {
   'run.waiting': { status: RunStatus; reason: string };
   'run.resumed': { status: RunStatus };
   'run.cancel_requested': { requested_by: string };
+  'run.input': { message_id: string };
   'message.started': { message_id: string; role: string };
   'message.delta': { message_id: string; content_index: number; delta: string };
   'message.completed': { message_id: string; content: Array<Record<string, Json>> };

@@ -1,5 +1,5 @@
 import { DomainError } from '../../../common/errors/domain-error';
-import { DEFAULT_LIMITS, emptyRunState, emptyUsage, PendingToolCall, RunProps, SteeredInput } from './run.aggregate';
+import { DEFAULT_LIMITS, PendingToolCall, Run, RunProps, SteeredInput } from './run.aggregate';
 import { decide, DecideEnv, Effect, evolve, Observation, RunEvent, ToolFacts } from './run-decider';
 
 /**
@@ -16,34 +16,20 @@ const TOOLS: Record<string, ToolFacts> = {
 };
 
 function initial(limits: Partial<RunProps['limits']> = {}): RunProps {
-  return {
+  const run = Run.create({
     id: 'run_1',
     tenantId: 't',
     subjectId: 's',
     sessionId: 'sess_1',
     agent: { id: 'a', version: '1' },
     model: 'scripted',
-    status: 'queued',
-    terminationReason: null,
-    error: null,
     userMessageId: 'msg_in',
-    finalMessageId: null,
-    stepCount: 0,
-    usage: emptyUsage(),
     limits: { ...DEFAULT_LIMITS, ...limits },
     metadata: {},
-    state: emptyRunState(),
-    inbox: [],
-    version: 1,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    cancelRequestedAt: null,
-    createdAt: new Date(T0),
-    updatedAt: new Date(T0),
-    startedAt: null,
-    finishedAt: null,
-    queueExpiresAt: new Date(T0 + 3_600_000),
-  };
+    now: new Date(T0),
+    queueTtlMs: 3_600_000,
+  });
+  return run.snapshot() as RunProps;
 }
 
 function env(now = T0 + 1000): DecideEnv {

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { DefaultConcurrencyProperty } from './default-concurrency.property';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class CreateSessionRequestDto {
@@ -26,12 +27,6 @@ export class CreateSessionRequestDto {
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;
 
-  @ApiPropertyOptional({
-    enum: ['reject', 'enqueue', 'steer', 'interrupt'],
-    default: 'reject',
-    description: 'What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).',
-  })
-  @IsOptional()
-  @IsIn(['reject', 'enqueue', 'steer', 'interrupt'])
+  @DefaultConcurrencyProperty()
   default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 }

@@ -21,12 +21,6 @@ export class SessionResponseDto {
   @ApiProperty({ example: 1, description: 'Increments by exactly 1 on every committed change (update, archive, each appended message).' })
   revision!: number;
   @ApiProperty({ type: String, nullable: true, example: null }) active_run_id!: string | null;
-  @ApiProperty({
-    enum: ['reject', 'enqueue', 'steer', 'interrupt'],
-    example: 'reject',
-    description: 'What a run that omits `concurrency` does while the session has an active run (see POST /v1/sessions/{id}/runs).',
-  })
-  default_concurrency!: 'reject' | 'enqueue' | 'steer' | 'interrupt';
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) updated_at!: string;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) last_active_at!: string;
@@ -47,7 +41,6 @@ export function toSessionResponse(s: Readonly<SessionProps>): SessionResponseDto
     status: s.status,
     revision: s.revision,
     active_run_id: s.activeRunId,
-    default_concurrency: s.defaultConcurrency,
     created_at: iso(s.createdAt)!,
     updated_at: iso(s.updatedAt)!,
     last_active_at: iso(s.lastActiveAt)!,

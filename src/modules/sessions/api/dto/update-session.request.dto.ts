@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { IsInt, IsOptional, IsString, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
+import { DefaultConcurrencyProperty } from './default-concurrency.property';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class SessionAgentPatchDto {
@@ -35,13 +36,7 @@ export class UpdateSessionRequestDto {
   @Min(0)
   expected_revision?: number;
 
-  @ApiPropertyOptional({
-    enum: ['reject', 'enqueue', 'steer', 'interrupt'],
-    default: 'reject',
-    description: 'What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).',
-  })
-  @IsOptional()
-  @IsIn(['reject', 'enqueue', 'steer', 'interrupt'])
+  @DefaultConcurrencyProperty()
   default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 }
 
