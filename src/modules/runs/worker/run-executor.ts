@@ -187,7 +187,7 @@ export class RunExecutor {
       let saved = true;
       switch (effect.type) {
         case 'finish':
-          if (run.hasChanges) saved = await this.save(run, ctx, this.toolMessage(run, d));
+          if (run.hasChanges) saved = await this.saveWithToolMessage(run, ctx, d);
           if (saved) return 'finished';
           break;
         case 'wait':
@@ -215,7 +215,7 @@ export class RunExecutor {
         case 'none':
           // A cleared turn commits with the next write; anything else now (a client waits for
           // run.started: it commits on its own).
-          if (d.events.some((e) => e.type !== 'pending_cleared')) saved = await this.save(run, ctx, this.toolMessage(run, d));
+          if (d.events.some((e) => e.type !== 'pending_cleared')) saved = await this.saveWithToolMessage(run, ctx, d);
           break;
       }
       if (!saved) run = await this.reload(run.id);
@@ -223,21 +223,23 @@ export class RunExecutor {
     throw new Error('loop guard exceeded');
   }
 
-  /** The `tool` message of a call the decision finished (one per decision), to commit with it. */
-  private toolMessage(run: Run, d: Decision): MessageWrite | undefined {
+  /**
+   * Commits the decision with the `tool` message of the call it finished (one per decision, if
+   * any); the message then joins this execution's model context.
+   */
+  private async saveWithToolMessage(run: Run, ctx: ExecContext, d: Decision): Promise<boolean> {
     const done = d.events.find((e) => e.type === 'tool_finished');
-    if (!done || done.type !== 'tool_finished') return undefined;
-    const call = run.state.pending.find((p) => p.tool_call_id === done.tool_call_id);
-    if (!call) return undefined; // the run ended: finished calls are kept, so this is a cancelled one
+    const call = done?.type === 'tool_finished' ? run.state.pending.find((p) => p.tool_call_id === done.tool_call_id) : undefined;
+    if (!done || done.type !== 'tool_finished' || !call) return this.save(run, ctx);
     const o = run.owner;
     const content = toolResultContent(call, done.result);
-    this.pendingContext = { role: 'tool', content: jsonbOrdered(content) as ContentPart[] };
-    return {
+    const saved = await this.save(run, ctx, {
       kind: 'append',
       message: { id: done.result_message_id, tenantId: o.tenantId, subjectId: o.subjectId, sessionId: o.sessionId, runId: o.runId, role: 'tool', status: 'completed', content, metadata: {} },
-    };
+    });
+    if (saved && ctx.context) ctx.context = [...ctx.context, { role: 'tool', content: jsonbOrdered(content) as ContentPart[] }];
+    return saved;
   }
-  private pendingContext: ModelMessage | null = null;
 
   /** Steered inputs arrived (signal or heartbeat): the run's inbox is read and given to the decider. */
   private async takeSteered(run: Run, ctx: ExecContext): Promise<Run> {
@@ -467,11 +469,7 @@ export class RunExecutor {
         call = d.effect.call;
         continue;
       }
-      const message = this.toolMessage(run, d);
-      const context = this.pendingContext;
-      const saved = await this.save(run, ctx, message);
-      if (saved && ctx.context && context) ctx.context = [...ctx.context, context];
-      return saved;
+      return this.saveWithToolMessage(run, ctx, d);
     }
   }
 
