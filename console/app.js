@@ -206,7 +206,7 @@ async function renderSession(id) {
     h('label', { for: 'composer-input', class: 'visually-hidden' }, 'Message'),
     textarea,
     composerErr,
-    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line'), send),
+    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line · while a run is going, a message steers it'), send),
   );
   textarea.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -253,32 +253,39 @@ async function renderSession(id) {
   list.scrollTop = list.scrollHeight;
   if (!archived) textarea.focus();
 
-  const setBusy = (busy) => {
-    send.disabled = busy || archived;
-    textarea.disabled = busy || archived;
-    if (!busy && !archived) textarea.focus();
+  // The message box stays usable while a run is active: what is sent then steers that run
+  // (concurrency steer: it takes the message into its next model turn). It is disabled only while
+  // a message is being posted.
+  let watching = null;
+  const setSending = (sending) => {
+    send.disabled = sending || archived;
+    textarea.disabled = sending || archived;
+    if (!sending && !archived) textarea.focus();
   };
 
   async function submit() {
     const text = textarea.value.trim();
     if (!text || send.disabled) return;
     composerErr.textContent = '';
-    setBusy(true);
+    setSending(true);
     try {
-      const receipt = await api.post(`/v1/sessions/${id}/runs`, { input: { role: 'user', content: [{ type: 'text', text }] } });
+      const receipt = await api.post(`/v1/sessions/${id}/runs`, { input: { role: 'user', content: [{ type: 'text', text }] }, concurrency: 'steer' });
       textarea.value = '';
+      setSending(false);
       document.getElementById('empty-hint')?.remove();
       list.append(h('div', { class: 'msg msg-user' }, h('div', { class: 'msg-role' }, 'user'), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(new Date().toISOString()))));
       list.scrollTop = list.scrollHeight;
-      watch(receipt.run_id);
+      if (receipt.steered && watching === receipt.run_id) toast('Sent to the running answer: it is taken into its next turn.');
+      else watch(receipt.run_id);
     } catch (err) {
-      composerErr.textContent = err instanceof ApiError && err.code === 'session_busy' ? 'A run is still active in this session: wait for it or cancel it.' : describeError(err);
-      setBusy(false);
+      composerErr.textContent = describeError(err);
+      setSending(false);
     }
   }
 
   function watch(runId) {
     stopLive();
+    watching = runId;
     runbar.hidden = false;
     runLabel.textContent = shortId(runId);
     runLabel.title = runId;
@@ -301,19 +308,21 @@ async function renderSession(id) {
       refreshSide();
     });
     state.liveRun = live;
-    setBusy(true);
     api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).then((r) => fillRuns(r.data), () => undefined);
     live
       .start()
       .then(async (finished) => {
         if (!finished) return;
-        setBusy(false);
+        watching = null;
         const d = finished.data;
         runStatus.replaceChildren(chip(d.status), d.error ? h('span', { class: 'small', style: 'margin-left:8px' }, `${d.error.code}: ${d.error.message}`) : '', d.termination_reason ? h('span', { class: 'small' }, ` (${d.termination_reason})`) : '');
         refreshSide();
+        // A message sent as the run ended is taken by a new run: follow it.
+        const next = await api.get(`/v1/sessions/${id}`).catch(() => null);
+        if (next?.active_run_id && state.liveRun === live) watch(next.active_run_id);
       })
       .catch((err) => {
-        setBusy(false);
+        watching = null;
         toast(describeError(err), true);
       });
   }

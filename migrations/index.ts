@@ -10,6 +10,7 @@ import { DropSessionEventSeq1764497100000 } from './1764497100000-drop-session-e
 import { AuditRunEventsTrigger1764497200000 } from './1764497200000-audit-run-events-trigger';
 import { UnitOfWorkAbort1764497300000 } from './1764497300000-unit-of-work-abort';
 import { AuditKeyedChain1764497400000 } from './1764497400000-audit-keyed-chain';
+import { Steering1764497650000 } from './1764497650000-steering';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   AuditRunEventsTrigger1764497200000,
   UnitOfWorkAbort1764497300000,
   AuditKeyedChain1764497400000,
+  Steering1764497650000,
 ];

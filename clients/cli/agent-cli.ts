@@ -14,7 +14,7 @@ Usage:
   agent-api sessions list [--limit n]             your sessions, newest first
   agent-api sessions create [--agent id] [--title t]
   agent-api sessions show <session>               a session and its message history
-  agent-api chat <session> "text" [--yes] [--enqueue]
+  agent-api chat <session> "text" [--yes] [--enqueue] [--steer]
                                                   start a run and stream it: the answer as it is
                                                   typed, tool calls, approvals asked inline (y/n)
   agent-api runs list <session>
@@ -29,6 +29,8 @@ Options:
   --json           print raw JSON instead of text
   --yes            chat: approve every approval request without asking
   --enqueue        chat: queue behind an active run instead of failing with session_busy
+  --steer          chat: lines read from piped stdin steer the run too (at a terminal, typing
+                   while the run streams always steers it; a waiting approval prompt takes its answer)
   -h, --help       this help
 
 Chat: Ctrl-C once cancels the run, twice quits. A dropped connection is resumed from the last
@@ -125,6 +127,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
       verify: { type: 'boolean', default: false },
       yes: { type: 'boolean', short: 'y', default: false },
       enqueue: { type: 'boolean', default: false },
+      steer: { type: 'boolean', default: false },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -175,7 +178,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
     case 'chat': {
       const sessionId = need(sub, 'session id: agent-api chat <session> "text"');
       const text = need(rest.join(' ').trim() || undefined, 'message text: agent-api chat <session> "text"');
-      return chat(client, io, c, sessionId, text, { autoApprove: values.yes, enqueue: values.enqueue, json: values.json });
+      // Typing while a run streams steers it: at a terminal, or with --steer for piped input too.
+      const steer = values.steer || (io.input as { isTTY?: boolean }).isTTY === true;
+      return chat(client, io, c, sessionId, text, { autoApprove: values.yes, enqueue: values.enqueue, json: values.json, steer });
     }
     case 'runs': {
       if (sub === 'list') {
@@ -242,7 +247,7 @@ function describeRun(run: Run, c: ReturnType<typeof palette>): string {
   return lines.join('\n') + '\n';
 }
 
-async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette>, sessionId: string, text: string, opts: { autoApprove: boolean; enqueue: boolean; json: boolean }): Promise<number> {
+async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette>, sessionId: string, text: string, opts: { autoApprove: boolean; enqueue: boolean; json: boolean; steer: boolean }): Promise<number> {
   const started = Date.now();
   const receipt = await client.sendText(sessionId, text, opts.enqueue ? { concurrency: 'enqueue' } : {});
   const runId = receipt.run_id;
@@ -266,6 +271,35 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
     } else abort.abort();
   };
   process.on('SIGINT', onSigint);
+  // With steering on, every line typed goes to the run (concurrency steer: it takes it into its
+  // next model turn), except the answer to an approval prompt that is waiting for one.
+  let answerWaiter: ((line: string | null) => void) | null = null;
+  let inputClosed = false;
+  const nextAnswer = (): Promise<string | null> => {
+    if (!opts.steer) return lines.next();
+    return inputClosed ? Promise.resolve(null) : new Promise((resolve) => (answerWaiter = resolve));
+  };
+  const pump = async () => {
+    for (;;) {
+      const typed = await lines.next();
+      const waiter = answerWaiter;
+      answerWaiter = null;
+      if (waiter) waiter(typed);
+      if (typed === null) {
+        inputClosed = true;
+        return;
+      }
+      if (waiter || typed.trim() === '') continue;
+      try {
+        const r = await client.sendText(sessionId, typed, { concurrency: 'steer' });
+        if (opts.json) continue;
+        line(r.steered ? c.dim(`↳ steered into ${r.run_id}`) : c.dim(`↳ the run had ended: a new run ${r.run_id} takes it (agent-api runs show ${r.run_id})`));
+      } catch (e) {
+        line(c.red(`steer failed: ${e instanceof Error ? e.message : String(e)}`));
+      }
+    }
+  };
+  const pumping = opts.steer ? pump() : null;
   let finished: AgentEvent | null = null;
   try {
     for await (const ev of streamRunEvents(client, runId, {
@@ -304,6 +338,9 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
         case 'approval.rejected':
           line(`${ev.type === 'approval.accepted' ? c.green('✓ approved') : c.yellow('✗ rejected')} by ${ev.data.decided_by}${ev.data.reason ? `: ${ev.data.reason}` : ''}`);
           break;
+        case 'run.input':
+          line(c.dim(`↳ your message ${ev.data.message_id} joins the next turn`));
+          break;
         case 'run.cancel_requested':
           line(c.yellow(`cancel requested by ${ev.data.requested_by}`));
           break;
@@ -317,6 +354,7 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
   } finally {
     process.removeListener('SIGINT', onSigint);
     lines.close();
+    await pumping;
   }
   if (!finished || finished.type !== 'run.finished') {
     if (!opts.json) line(c.yellow(`left the stream; the run goes on: agent-api runs show ${runId}`));
@@ -338,7 +376,7 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
     else {
       for (;;) {
         write(`${midLine ? '\n' : ''}${c.yellow('?')} approve ${c.bold(what)}? [y/n] `);
-        const answer = await lines.next();
+        const answer = await nextAnswer();
         if (answer === null) {
           line(c.dim('no answer (input closed): rejecting'));
           approve = false;

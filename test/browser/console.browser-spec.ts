@@ -83,6 +83,25 @@ describe('web console (/console) in Chromium', () => {
     await page.locator('.msg-assistant .bubble', { hasText: ticket }).waitFor();
   });
 
+  it('steers: the message box stays enabled while a run is active and what is sent goes to that run', async () => {
+    await page.goto(`${t.url}/console/#/sessions`);
+    await page.getByLabel('Title').fill('Steering');
+    await page.getByRole('button', { name: 'Create session' }).click();
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill(`!script ${JSON.stringify([{ sleep_ms: 1500 }, { text: 'not this' }])}`);
+    await composer.press('Enter');
+    await page.locator('#run-status', { hasText: 'running' }).waitFor();
+    await expect(composer.isEnabled()).resolves.toBe(true);
+    await composer.fill(`!script ${JSON.stringify([{ text: 'steered from the console' }])}`);
+    await composer.press('Enter');
+    await page.locator('.msg-assistant .bubble', { hasText: 'steered from the console' }).waitFor();
+    await page.locator('#run-status', { hasText: 'completed' }).waitFor();
+    const sessionId = decodeURIComponent(new URL(page.url()).hash.split('/')[2]);
+    const runs = await t.call(KEYS.adminA, 'GET', `/v1/sessions/${sessionId}/runs`);
+    expect(runs.body.data).toHaveLength(1); // the second message was taken by the active run
+    await shot('3b-steered');
+  });
+
   it('audit view (admin): records with filters, the record detail and the chain-verified badge', async () => {
     await page.getByRole('link', { name: 'Audit', exact: true }).click();
     await page.locator('#verify-badge', { hasText: /Chain verified · \d+ records/ }).waitFor();

@@ -140,6 +140,19 @@ describe('agent-api CLI (child process against a test app)', () => {
     expect(show.stdout).toMatch(/T-[0-9A-Z]+/);
   });
 
+  it('chat --steer: a line read while the run goes on steers it; the run answers it', async () => {
+    const session = await newSession();
+    const first = `!script ${JSON.stringify([{ sleep_ms: 600 }, { text: 'not this' }])}`;
+    const steered = `!script ${JSON.stringify([{ text: 'steered via the cli' }])}`;
+    const r = await runCli(['chat', session, first, '--steer'], { url: t.url, stdin: `${steered}\n` });
+    expect(r.stderr).not.toContain('error');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/↳ steered into run_[0-9A-Z]+/);
+    expect(r.stdout).toMatch(/↳ your message msg_[0-9A-Z]+ joins the next turn/);
+    expect(r.stdout).toContain('steered via the cli');
+    expect(r.stdout).not.toContain('not this');
+  });
+
   it('chat: "n" rejects the approval; the tool never runs and the exit status follows the run', async () => {
     const session = await newSession();
     const r = await runCli(['chat', session, 'Please help with order O-1001'], { url: t.url, stdin: 'n\n' });

@@ -150,7 +150,7 @@ describe('RunRepository', () => {
       const before = await sessionState(session.id);
       const run = (await runs.findById(owner.runId)) as Run;
       const id = newId('msg');
-      run.record('message.started', { message_id: id, role: 'assistant' });
+      run.apply([{ type: 'turn_begun', message_id: id }]);
       await persistence.saveWithMessage(run, { kind: 'append', message: newMessage(owner, id) });
       expect(await messageRow(id)).toMatchObject({ status: 'streaming', sequence: before.messageSeq + 1, role: 'assistant', run_id: owner.runId });
       expect(await sessionState(session.id)).toEqual({ revision: before.revision + 1, messageSeq: before.messageSeq + 1 });
@@ -158,7 +158,7 @@ describe('RunRepository', () => {
       expect((await runs.findById(owner.runId))!.snapshot().version).toBe(run.snapshot().version);
 
       // An update rides the same way.
-      run.record('message.completed', { message_id: id, content: [{ type: 'text', text: 'hi' }] });
+      run.apply([{ type: 'turn_ended', message_id: id, content: [{ type: 'text', text: 'hi' }], status: 'completed', usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0 }, redo: false }]);
       await persistence.saveWithMessage(run, { kind: 'update', id, changes: { status: 'completed', content: [{ type: 'text', text: 'hi' }] } });
       expect(await messageRow(id)).toMatchObject({ status: 'completed', content: [{ type: 'text', text: 'hi' }] });
       expect(await eventTypes(owner.runId)).toEqual(['message.started', 'message.completed']);
@@ -169,12 +169,12 @@ describe('RunRepository', () => {
       const owner = await insertRun(t, session);
       const stale = (await runs.findById(owner.runId)) as Run;
       const fresh = (await runs.findById(owner.runId)) as Run;
-      fresh.record('run.cancel_requested', { requested_by: 'test' });
+      fresh.apply([{ type: 'cancel_requested', requested_by: 'test', at: Date.now() }]);
       await persistence.save(fresh);
       const before = await sessionState(session.id);
 
       const id = newId('msg');
-      stale.record('message.started', { message_id: id, role: 'assistant' });
+      stale.apply([{ type: 'turn_begun', message_id: id }]);
       await expect(persistence.saveWithMessage(stale, { kind: 'append', message: newMessage(owner, id) })).rejects.toBeInstanceOf(ConcurrencyConflict);
       expect(await messageRow(id)).toBeNull();
       expect(await sessionState(session.id)).toEqual(before);
@@ -182,20 +182,20 @@ describe('RunRepository', () => {
       // Same for an update, and for a save without events.
       const existing = newId('msg');
       const current = (await runs.findById(owner.runId)) as Run;
-      current.record('message.started', { message_id: existing, role: 'assistant' });
+      current.apply([{ type: 'turn_begun', message_id: existing }]);
       await persistence.saveWithMessage(current, { kind: 'append', message: newMessage(owner, existing) });
       const stale2 = (await runs.findById(owner.runId)) as Run;
-      current.record('message.delta', { message_id: existing, content_index: 0, delta: 'a' });
+      current.streamDelta(existing, 'a');
       await persistence.saveWithMessage(current, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'a' }] } });
-      stale2.record('message.delta', { message_id: existing, content_index: 0, delta: 'b' });
+      stale2.streamDelta(existing, 'b');
       await expect(persistence.saveWithMessage(stale2, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'b' }] } })).rejects.toBeInstanceOf(
         ConcurrencyConflict,
       );
       const stale3 = (await runs.findById(owner.runId)) as Run;
       const winner = (await runs.findById(owner.runId)) as Run;
-      winner.record('message.delta', { message_id: existing, content_index: 0, delta: 'c' });
+      winner.streamDelta(existing, 'c');
       await persistence.save(winner);
-      stale3.setPending([]); // a change without events
+      stale3.apply([{ type: 'pending_cleared' }]); // a change without events
       await expect(persistence.saveWithMessage(stale3, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'z' }] } })).rejects.toBeInstanceOf(
         ConcurrencyConflict,
       );
@@ -208,9 +208,9 @@ describe('RunRepository', () => {
       const owner = await insertRun(t, session);
       const id = newId('msg');
       const run = (await runs.findById(owner.runId)) as Run;
-      run.record('message.started', { message_id: id, role: 'assistant' });
+      run.apply([{ type: 'turn_begun', message_id: id }]);
       await persistence.saveWithMessage(run, { kind: 'append', message: newMessage(owner, id) });
-      run.setPending([]);
+      run.apply([{ type: 'pending_cleared' }]);
       await persistence.saveWithMessage(run, { kind: 'update', id, changes: { status: 'failed' } });
       expect(await messageRow(id)).toMatchObject({ status: 'failed' });
     });
@@ -304,12 +304,12 @@ describe('RunRepository', () => {
       const session = await createSession(t, KEYS.memberA1);
       const first = queuedRun(session);
       await submit(first);
-      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false });
+      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false, inbox: [] });
       const second = queuedRun(session);
       await submit(second);
-      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: true });
+      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: true, inbox: [] });
       await uow.manager.query(`UPDATE runs SET status = 'cancelled' WHERE id = $1`, [second.id]);
-      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false });
+      await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false, inbox: [] });
     });
 
     it('moves the session to its next active run when a run ends (RunPersistence), and to none after the last', async () => {

@@ -25,6 +25,7 @@ const TABLE: Row[] = [
   { name: 'run.waiting', type: 'run.waiting', data: { status: 'waiting_for_approval', reason: 'approval' }, member: { status: 'waiting_for_approval', reason: 'approval' } },
   { name: 'run.resumed', type: 'run.resumed', data: { status: 'running' }, member: { status: 'running' } },
   { name: 'run.cancel_requested', type: 'run.cancel_requested', data: { requested_by: 'user_a1' }, member: { requested_by: 'user_a1' } },
+  { name: 'run.input', type: 'run.input', data: { message_id: 'msg_2' }, member: { message_id: 'msg_2' } },
   { name: 'message.started', type: 'message.started', data: { message_id: 'msg_1', role: 'assistant' }, member: { message_id: 'msg_1', role: 'assistant' } },
   {
     name: 'message.delta (text is never redacted)',

@@ -82,6 +82,7 @@ export function projectData(e: Pick<StoredRunEvent, 'type' | 'data'>, audience: 
     case 'run.waiting':
     case 'run.resumed':
     case 'run.cancel_requested':
+    case 'run.input':
     case 'message.started':
     case 'message.delta':
     case 'usage':

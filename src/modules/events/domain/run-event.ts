@@ -6,6 +6,7 @@ export const RUN_EVENT_TYPES = [
   'run.waiting',
   'run.resumed',
   'run.cancel_requested',
+  'run.input',
   'message.started',
   'message.delta',
   'message.completed',

@@ -118,7 +118,9 @@ export class IdempotentExecutor {
 
     let done: { outcome: HttpOutcome | DeferredOutcome; stored: StoredResponse };
     try {
-      done = await this.unit(req, options, op, (out, response) =>
+      // After a failed batch, a transaction: an operation may need one to decide (a run that
+      // omitted `concurrency` in a session whose default is steer reads the active run first).
+      done = await this.unit(req, { ...options, batch: false }, op, (out, response) =>
         isDeferred(out) ? this.store.completion(claim.recordId, response, 'committed', out.holdMs) : this.store.completion(claim.recordId, response, 'completed'),
       );
     } catch (err) {

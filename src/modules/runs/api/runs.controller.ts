@@ -38,7 +38,10 @@ export class RunsController {
     description:
       'Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. ' +
       'Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. ' +
-      'One active run per session: `concurrency: "reject"` (default) answers 409 `session_busy`; `"enqueue"` queues it FIFO.',
+      'One active run per session: `concurrency: "reject"` answers 409 `session_busy`; `"enqueue"` queues it FIFO; ' +
+      '`"steer"` commits the input at once as a user message and hands it to the active run, which takes it into its next model turn (after the tool calls in flight; `run.input` on its stream): the 202 names that run with `steered: true`. ' +
+      'A run that ends before taking it leaves it to a new run, started as if enqueued. `"interrupt"` cancels the active run (honestly: a tool in flight finishes and its outcome is recorded) and queues this one after it. ' +
+      'Without an active run every mode starts a new run. Omitted: the session\'s `default_concurrency` (default `reject`).',
   })
   @ApiIdempotencyKey(true)
   @ApiJsonBody(CreateRunRequestDto, {
@@ -94,11 +97,13 @@ export class RunsController {
   ) {
     // The input message, the run, the stored response and the audit record: one statement (a sync
     // run's response is provisional until it settles: a transaction, then the final response).
-    await this.idempotent.execute(req, reply, { required: true, batch: dto.mode !== 'sync' }, async () => {
-      const run = await this.commands.execute(
+    // Steer and interrupt read the session's active run first: a transaction, not one statement.
+    const batch = dto.mode !== 'sync' && dto.concurrency !== 'steer' && dto.concurrency !== 'interrupt';
+    await this.idempotent.execute(req, reply, { required: true, batch }, async () => {
+      const { run, userMessageId, steered } = await this.commands.execute(
         new CreateRunCommand(principal, sessionId, {
           content: dto.input.content as ContentPart[],
-          concurrency: dto.concurrency ?? 'reject',
+          concurrency: dto.concurrency,
           expectedRevision: dto.expected_revision,
           limits: dto.limits,
           metadata: dto.metadata,
@@ -110,8 +115,9 @@ export class RunsController {
       const receipt: RunReceiptDto = {
         run_id: run.id,
         session_id: run.sessionId,
-        user_message_id: run.userMessageId,
-        status: 'queued',
+        user_message_id: userMessageId,
+        status: steered ? run.status : 'queued',
+        ...(steered ? { steered: true as const } : {}),
         stream: { protocol: 'sse', url: `/v1/runs/${run.id}/events`, cursor: null },
       };
       if (dto.mode !== 'sync') return { status: 202, body: receipt, headers };

@@ -5,7 +5,9 @@ import { MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ApprovalGate } from '../domain/approval-gate';
-import { Run } from '../domain/run.aggregate';
+import { Run, SteeredInput } from '../domain/run.aggregate';
+import { AppConfig } from '../../../common/config/app-config';
+import { newId } from '../../../common/ids/ids';
 import { RunRepository } from '../domain/run.repository';
 import { RunSignals } from './run-signals';
 
@@ -31,6 +33,7 @@ export class RunPersistence {
     private readonly sessions: SessionRepository,
     private readonly messages: MessageRepository,
     private readonly signals: RunSignals,
+    private readonly config: AppConfig,
     @Optional() private readonly approvals?: ApprovalGate,
     @Optional() private readonly metrics?: Metrics,
   ) {}
@@ -48,6 +51,30 @@ export class RunPersistence {
    */
   async saveWithMessage(run: Run, message: MessageWrite): Promise<void> {
     await this.write(run, undefined, message);
+  }
+
+  /** Queued runs (as of their steer) for the inputs an ended run left; each message then names its run. */
+  private async startRunsFor(ended: Run, inputs: SteeredInput[]): Promise<void> {
+    const p = ended.propsForPersistence();
+    for (const i of inputs) {
+      const run = Run.create({
+        id: newId('run'),
+        tenantId: p.tenantId,
+        subjectId: p.subjectId,
+        sessionId: p.sessionId,
+        agent: p.agent,
+        model: i.model,
+        userMessageId: i.message_id,
+        limits: i.limits,
+        metadata: i.metadata,
+        now: new Date(i.accepted_at),
+        queueTtlMs: this.config.runQueueTtlMs,
+      });
+      await this.runs.insert(run);
+      await this.messages.reassign(i.message_id, run.id);
+    }
+    await this.runs.clearInbox(ended.id);
+    await this.sessions.setActiveRun(p.sessionId, await this.runs.findActiveInSession(p.sessionId), new Date());
   }
 
   private async write(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
@@ -103,6 +130,7 @@ export class RunPersistence {
     await this.uow.run(async () => {
       // Lock order everywhere: session row, then run row, then event counters.
       const others = endedNow ? await this.runs.lockSessionOf(run) : null;
+      const taken = [...run.takenInputs];
       if (inTx) await inTx();
       await this.runs.save(run, { also, lockSession, settleSession: lockSession ? undefined : settleAt });
       if (endedNow) {
@@ -112,8 +140,11 @@ export class RunPersistence {
           const next = await this.runs.findActiveInSession(run.owner.sessionId);
           await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         }
+        // Input steered to it that it did not take is never dropped: a run for each, as if enqueued.
+        const leftover = (others?.inbox ?? []).filter((i) => !taken.includes(i.message_id));
+        if (leftover.length > 0) await this.startRunsFor(run, leftover);
         // The session's next run may start now: wake the worker (it also polls).
-        if (others?.othersActive) this.uow.afterCommit(() => this.signals.workAvailable());
+        if (others?.othersActive || leftover.length > 0) this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });
   }

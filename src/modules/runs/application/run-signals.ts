@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 
 /**
  * In-process nudges: "a run was queued / resumed" wakes this node's worker at once, "cancel run X"
- * reaches its executor at once. Other nodes learn the same from polling and heartbeats.
+ * and "input steered to run X" reach its executor at once. Other nodes learn the same from polling and heartbeats.
  */
 @Injectable()
 export class RunSignals {
@@ -19,6 +19,13 @@ export class RunSignals {
   onWorkAvailable(fn: () => void): () => void {
     this.emitter.on('work', fn);
     return () => this.emitter.off('work', fn);
+  }
+  inputSteered(runId: string): void {
+    this.emitter.emit(`steer:${runId}`);
+  }
+  onInputSteered(runId: string, fn: () => void): () => void {
+    this.emitter.on(`steer:${runId}`, fn);
+    return () => this.emitter.off(`steer:${runId}`, fn);
   }
   cancelRequested(runId: string): void {
     this.emitter.emit(`cancel:${runId}`);

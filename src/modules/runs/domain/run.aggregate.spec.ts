@@ -94,35 +94,26 @@ describe('Run aggregate', () => {
     expect(types(r)).toEqual(['run.started', 'run.waiting', 'run.resumed']);
   });
 
-  it('detects a loop on the third identical result in a row only', () => {
-    const r = newRun();
-    expect(r.pushLoopSignature('a')).toBe(false);
-    expect(r.pushLoopSignature('a')).toBe(false);
-    expect(r.pushLoopSignature('b')).toBe(false);
-    expect(r.pushLoopSignature('b')).toBe(false);
-    expect(r.pushLoopSignature('b')).toBe(true);
-  });
-
   it('bumps the version once per save, whatever the number of changes', () => {
     const r = newRun();
     r.markSaved();
     r.start(new Date());
-    r.beginStep();
-    r.countModelCall();
+    r.apply([{ type: 'turn_begun', message_id: 'msg_2' }]);
+    r.streamDelta('msg_2', 'x');
     expect(r.version).toBe(2);
     expect(r.expectedVersion).toBe(1);
     r.markSaved();
-    r.countToolCall();
+    r.streamDelta('msg_2', 'y');
     expect(r.version).toBe(3);
   });
 
   it('keeps the events recorded while a save was in flight: markSaved drops only those the save took', () => {
     const r = newRun();
     r.start(new Date('2026-01-01T00:00:01Z'));
-    r.record('message.started', { message_id: 'msg_2', role: 'assistant' });
+    r.apply([{ type: 'turn_begun', message_id: 'msg_2' }]);
     const taken = [...r.unsavedEvents];
     expect(taken.map((e) => e.type)).toEqual(['run.started', 'message.started']);
-    r.record('message.delta', { message_id: 'msg_2', content_index: 0, delta: 'x' }); // during the write
+    r.streamDelta('msg_2', 'x'); // during the write
     r.markSaved(taken.length);
     expect(r.unsavedEvents.map((e) => e.type)).toEqual(['message.delta']);
     expect(r.hasChanges).toBe(true);

@@ -1,6 +1,8 @@
 import { DomainError } from '../../../common/errors/domain-error';
-import { NewRunEvent, RunEventType } from '../../events/domain/run-event';
-import { canMove, isTerminal, RunError, RunStatus, TerminationReason } from './run-status';
+import type { ContentPart } from '../../agents/domain/model-provider';
+import { NewRunEvent } from '../../events/domain/run-event';
+import { decide, DecideEnv, Decision, evolve, Observation, publicEvents, RunEvent, toolResultContent } from './run-decider';
+import { isTerminal, RunError, RunStatus, TerminationReason } from './run-status';
 
 export interface RunLimits {
   max_steps: number;
@@ -44,6 +46,27 @@ export interface RunState {
   streaming_message_id: string | null;
   /** Signatures `tool|args|result` of the most recent tool results, for loop detection. */
   loop_window: string[];
+  /**
+   * Steered inputs this run took (`run.input`), each placed in the model context right before
+   * the assistant message of the turn that took it (`before`; null until that turn begins).
+   */
+  inputs: Array<{ message_id: string; before: string | null }>;
+  /** `usage.model_calls` when the newest steered input was taken (the scripted model's turn index starts there). */
+  input_call_base: number;
+}
+
+/** A user message steered to this run (CONTRACT section 7), with the configuration a run for it would get. */
+export interface SteeredInput {
+  message_id: string;
+  /** When it was accepted: a run started for it (this run ended first) is queued as of then. */
+  accepted_at: string;
+  model: string;
+  limits: RunLimits;
+  metadata: Record<string, string>;
+}
+
+export function emptyRunState(): RunState {
+  return { pending: [], streaming_message_id: null, loop_window: [], inputs: [], input_call_base: 0 };
 }
 
 export interface RunProps {
@@ -63,6 +86,11 @@ export interface RunProps {
   limits: RunLimits;
   metadata: Record<string, string>;
   state: RunState;
+  /**
+   * Steered inputs not taken yet. Kept in a column of its own: a steer appends to it without
+   * changing the run's version; a save removes only what the run took.
+   */
+  inbox: SteeredInput[];
   version: number;
   leaseOwner: string | null;
   leaseExpiresAt: Date | null;
@@ -125,7 +153,8 @@ export class Run {
         usage: emptyUsage(),
         limits: { ...input.limits },
         metadata: { ...input.metadata },
-        state: { pending: [], streaming_message_id: null, loop_window: [] },
+        state: emptyRunState(),
+        inbox: [],
         version: 1,
         leaseOwner: null,
         leaseExpiresAt: null,
@@ -202,10 +231,11 @@ export class Run {
    * After a successful conditional write: the saved version becomes the next condition, and the
    * first `savedEvents` unsaved events (those the write took) are no longer pending.
    */
-  markSaved(savedEvents = this.events.length): void {
+  markSaved(savedEvents = this.events.length, savedTaken = this.taken.length): void {
     this.loadedVersion = this.props.version;
     this.dirty = false;
     this.events = this.events.slice(savedEvents);
+    this.taken = this.taken.slice(savedTaken);
   }
 
   /** Epoch ms of the deadline (from started_at), or null before the start. */
@@ -213,31 +243,52 @@ export class Run {
     return this.props.startedAt ? this.props.startedAt.getTime() + this.props.limits.timeout_ms : null;
   }
 
-  record(type: RunEventType, data: Record<string, unknown>): void {
-    this.events.push({ type, data });
-    this.touch();
+  // ---- changes: decider events (run-decider.ts) -------------------------------------------
+
+  /**
+   * Decides what follows `observation` (the rules are the decider's), applies the events and
+   * records their public events; returns the effect for the interpreter to perform.
+   */
+  decide(observation: Observation, env: DecideEnv): Decision {
+    const d = decide(this.props, observation, env);
+    this.apply(d.events, env.now);
+    return d;
   }
 
-  private touch(): void {
+  /** Applies decider events (evolve) and records the public events they imply. */
+  apply(events: readonly RunEvent[], now = Date.now()): void {
+    for (const e of events) {
+      const before = this.props;
+      const next = evolve(before, e);
+      if (e.type === 'finished' && before.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
+      if (e.type === 'input_taken') this.taken.push(e.message_id);
+      this.props = next;
+      this.events.push(...publicEvents(before, e, next));
+    }
+    if (events.length > 0) this.touch(now);
+  }
+
+  /** Ids of steered inputs taken since the last save (the save removes them from the inbox column). */
+  get takenInputs(): readonly string[] {
+    return this.taken;
+  }
+  private taken: string[] = [];
+
+  /** A coalesced batch of the streaming message's text (CONTRACT section 8: `message.delta`). */
+  streamDelta(messageId: string, delta: string): void {
+    this.apply([{ type: 'delta_streamed', message_id: messageId, delta }]);
+  }
+
+  private touch(now = Date.now()): void {
     this.dirty = true;
     this.props.version = this.loadedVersion + 1;
-    this.props.updatedAt = new Date();
-  }
-
-  private move(to: RunStatus): void {
-    if (!canMove(this.props.status, to)) {
-      throw new DomainError('run_finished', `a ${this.props.status} run cannot become ${to}`, { run_id: this.props.id, status: this.props.status }, this.props.id);
-    }
-    this.props.status = to;
-    this.touch();
+    this.props.updatedAt = new Date(now);
   }
 
   // ---- lifecycle -------------------------------------------------------------------------
 
   start(now: Date): void {
-    this.move('running');
-    this.props.startedAt = now;
-    this.record('run.started', { status: 'running' });
+    this.apply([{ type: 'started', at: now.getTime() }], now.getTime());
   }
 
   /** A claimed run (first start, crash take-over or resume after a decision) gets the lease. */
@@ -253,16 +304,12 @@ export class Run {
     this.touch();
   }
 
-  wait(status: 'waiting_for_approval' | 'waiting_for_tool', reason: string): void {
-    this.move(status);
-    this.props.leaseOwner = null;
-    this.props.leaseExpiresAt = null;
-    this.record('run.waiting', { status, reason });
+  wait(status: 'waiting_for_approval' | 'waiting_for_tool', reason: 'approval_required' | 'client_tool'): void {
+    this.apply([{ type: 'waiting', status, reason }]);
   }
 
   resume(): void {
-    this.move('running');
-    this.record('run.resumed', { status: 'running' });
+    this.apply([{ type: 'resumed' }]);
   }
 
   /**
@@ -271,20 +318,8 @@ export class Run {
    * Returns whether anything changed (a repeated cancel changes nothing).
    */
   requestCancel(requestedBy: string, now: Date): boolean {
-    const s = this.props.status;
-    if (s === 'cancelled' || s === 'cancelling') return false;
-    if (isTerminal(s)) {
-      throw new DomainError('run_finished', `the run is already ${s}`, { run_id: this.props.id, status: s }, this.props.id);
-    }
-    this.props.cancelRequestedAt = now;
-    this.record('run.cancel_requested', { requested_by: requestedBy });
-    if (s === 'running') {
-      this.move('cancelling');
-      return true;
-    }
-    // queued, waiting_for_approval, waiting_for_tool: nothing is executing.
-    this.finish('cancelled', {}, now);
-    return true;
+    const d = this.decide({ type: 'cancel_requested', requested_by: requestedBy }, { now: now.getTime(), newId: noIds, tool: () => null });
+    return d.events.length > 0;
   }
 
   get cancelRequested(): boolean {
@@ -292,7 +327,7 @@ export class Run {
   }
 
   expire(now: Date, error: RunError | null = null): void {
-    this.finish('expired', { error }, now);
+    this.decide({ type: 'expired', error }, { now: now.getTime(), newId: noIds, tool: () => null });
   }
 
   /**
@@ -311,93 +346,53 @@ export class Run {
     outcome: { reason?: TerminationReason; error?: RunError | null; finalMessageId?: string | null },
     now: Date,
   ): void {
-    if (status === 'cancelled' && this.props.status === 'running') this.move('cancelling');
-    this.move(status);
-    this.props.terminationReason = status === 'terminated' ? (outcome.reason ?? null) : null;
-    this.props.error = outcome.error ?? null;
-    if (outcome.finalMessageId !== undefined) this.props.finalMessageId = outcome.finalMessageId;
-    this.props.finishedAt = now;
-    this.props.leaseOwner = null;
-    this.props.leaseExpiresAt = null;
-    if (this.props.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
-    this.props.state.pending = this.props.state.pending.filter((p) => p.status === 'completed' || p.status === 'failed');
-    this.props.state.streaming_message_id = null;
-    this.record('usage', { ...this.props.usage });
-    this.record('run.finished', {
-      status,
-      final_message_id: this.props.finalMessageId,
-      termination_reason: this.props.terminationReason,
-      error: this.props.error,
-      usage: { ...this.props.usage },
+    this.apply([{ type: 'finished', status, reason: outcome.reason, error: outcome.error ?? null, final_message_id: outcome.finalMessageId, at: now.getTime() }], now.getTime());
+  }
+
+  // ---- approvals and client tools (observations from other requests) -----------------------
+
+  /** A decision on one of its approvals: approve runs the tool, reject gives the model the rejection. Returns whether it resumes. */
+  decideApproval(d: { approvalId: string; toolCallId: string; decision: 'approve' | 'reject'; decidedBy: string; reason: string | null }, now: Date): boolean {
+    const r = this.decide(
+      { type: 'approval_decided', approval_id: d.approvalId, tool_call_id: d.toolCallId, decision: d.decision, decided_by: d.decidedBy, reason: d.reason },
+      { now: now.getTime(), newId: noIds, tool: () => null },
+    );
+    return r.effect.type === 'resume';
+  }
+
+  /** The approval a call awaits, if it does. */
+  awaitedApproval(toolCallId: string): string | null {
+    const p = this.props.state.pending.find((x) => x.tool_call_id === toolCallId);
+    return p?.status === 'awaiting_approval' ? (p.approval_id ?? null) : null;
+  }
+
+  /**
+   * Outputs of client tools; returns the `tool` messages to append (one per output) and whether
+   * the run resumes.
+   */
+  submitClientOutputs(
+    outputs: Array<{ tool_call_id: string; output?: unknown; error?: { code?: string; message: string } }>,
+    env: Pick<DecideEnv, 'now' | 'newId'>,
+  ): { messages: Array<{ id: string; content: ContentPart[] }>; resumes: boolean } {
+    const before = this.props;
+    const d = this.decide({ type: 'client_tool_outputs', outputs }, { ...env, tool: () => null });
+    const messages = d.events.flatMap((e) => {
+      if (e.type !== 'tool_finished') return [];
+      const call = before.state.pending.find((p) => p.tool_call_id === e.tool_call_id)!;
+      return [{ id: e.result_message_id, content: toolResultContent(call, e.result) }];
     });
-  }
-
-  // ---- loop bookkeeping --------------------------------------------------------------------
-
-  beginStep(): void {
-    this.props.stepCount += 1;
-    this.touch();
-  }
-
-  /** A model turn interrupted by a crash is redone: it does not count as a step. */
-  abandonStep(): void {
-    if (this.props.stepCount > 0) this.props.stepCount -= 1;
-    this.touch();
-  }
-
-  addModelUsage(u: { input_tokens: number; output_tokens: number; cached_input_tokens?: number }): void {
-    this.props.usage.input_tokens += u.input_tokens;
-    this.props.usage.output_tokens += u.output_tokens;
-    this.props.usage.cached_input_tokens += u.cached_input_tokens ?? 0;
-    this.touch();
-  }
-
-  countModelCall(): void {
-    this.props.usage.model_calls += 1;
-    this.touch();
-  }
-
-  countToolCall(): void {
-    this.props.usage.tool_calls += 1;
-    this.touch();
+    return { messages, resumes: d.effect.type === 'resume' };
   }
 
   get stepCount(): number {
     return this.props.stepCount;
   }
 
-  setStreamingMessage(id: string | null): void {
-    this.props.state.streaming_message_id = id;
-    this.touch();
-  }
-
-  setPending(pending: PendingToolCall[]): void {
-    this.props.state.pending = pending;
-    this.touch();
-  }
-
-  updatePending(id: string, patch: Partial<PendingToolCall>): PendingToolCall {
-    const p = this.props.state.pending.find((x) => x.tool_call_id === id);
-    if (!p) throw new Error(`no pending tool call ${id}`);
-    Object.assign(p, patch);
-    this.touch();
-    return p;
-  }
-
-  /** Loop detection: true when the last 3 results are the same signature. */
-  pushLoopSignature(sig: string): boolean {
-    const w = [...this.props.state.loop_window, sig].slice(-3);
-    this.props.state.loop_window = w;
-    this.touch();
-    return w.length === 3 && w.every((x) => x === sig);
-  }
-
-  setFinalMessage(id: string): void {
-    this.props.finalMessageId = id;
-    this.touch();
-  }
-
   tokensUsed(): number {
     return this.props.usage.input_tokens + this.props.usage.output_tokens;
   }
+}
+
+function noIds(): never {
+  throw new Error('this change creates no ids');
 }

@@ -2,7 +2,14 @@ import { SqlCte } from '../../../common/database/sql';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 import type { SessionRowChange } from '../../sessions/domain/message';
 import { SortOrder } from '../../../common/http/pagination';
-import { Run, RunProps } from './run.aggregate';
+import { Run, RunProps, SteeredInput } from './run.aggregate';
+
+/** A run that omitted `concurrency` met an active run in a session whose default is `steer` or `interrupt`. */
+export class SessionDefaultConcurrency extends Error {
+  constructor(readonly mode: 'steer' | 'interrupt') {
+    super(`the session's default concurrency is ${mode}`);
+  }
+}
 
 /** A run as read for its public resource: its fields and its event stream's last sequence, from one read. */
 export interface RunReadView {
@@ -25,9 +32,12 @@ export abstract class RunRepository {
    * its session with the message append of the run's input (MessageRepository.appendWrite, the
    * same statement): `active_run_id` stays on the run already active, else becomes this one, and
    * `last_active_at` is `now`. Both read the session row as locked, never an older snapshot. With
-   * `reject`, a session that has an active run takes neither: 409 `session_busy`.
+   * `reject`, a session that has an active run takes neither: 409 `session_busy`. With
+   * `sessionDefault` (the run omitted `concurrency`), the session's `default_concurrency` decides:
+   * `enqueue` takes it, `reject` is 409 `session_busy`, `steer` / `interrupt` fail with
+   * SessionDefaultConcurrency (the caller takes that path instead, in a transaction).
    */
-  abstract insertWrites(run: Run, options: { now: Date; reject: boolean }): { run: BatchWrite; session: SessionRowChange };
+  abstract insertWrites(run: Run, options: { now: Date; reject: boolean; sessionDefault?: boolean }): { run: BatchWrite; session: SessionRowChange };
   /**
    * `settleSession` as assignments to the session row, for a message append of the ending run's
    * save (MessageRepository.guardedWrite), which updates that row anyway. Same rule: the caller
@@ -53,7 +63,18 @@ export abstract class RunRepository {
    * statement's snapshot, which may predate a run committed while the lock was awaited (the
    * caller uses it only to wake the worker early; the worker polls anyway).
    */
-  abstract lockSessionOf(run: Run): Promise<{ othersActive: boolean }>;
+  abstract lockSessionOf(run: Run): Promise<{ othersActive: boolean; inbox: SteeredInput[] }>;
+  /** The steered inputs a run has not taken yet. */
+  abstract inboxOf(runId: string): Promise<SteeredInput[]>;
+  /**
+   * Hands a steered input to an active run (its inbox; the run's version is unchanged). False
+   * when the run is no longer active. The caller holds the session row lock.
+   */
+  abstract steer(runId: string, input: SteeredInput): Promise<boolean>;
+  /** A new run's row alone (its input message exists already: a steered input it takes over). */
+  abstract insert(run: Run): Promise<void>;
+  /** Empties an ended run's inbox (what it held was handed to new runs). */
+  abstract clearInbox(runId: string): Promise<void>;
   abstract findById(id: string): Promise<Run | null>;
   /** Read-only (no aggregate): the run and its last event sequence in one statement, for GET. */
   abstract findView(id: string): Promise<RunReadView | null>;
@@ -73,7 +94,7 @@ export abstract class RunRepository {
    */
   abstract claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]>;
   /** Extends the lease if this node still holds it; returns null when the lease is lost. */
-  abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean } | null>;
+  abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean; inboxSize: number } | null>;
   /** Ids of queued runs past their queue TTL, and of waiting runs whose approvals expired. */
   abstract findExpiredQueued(limit: number): Promise<string[]>;
   /** Releases every lease this node holds (graceful shutdown): another node resumes the runs. */

@@ -1,4 +1,4 @@
-import { Run, RunProps } from '../domain/run.aggregate';
+import { emptyRunState, Run, RunProps } from '../domain/run.aggregate';
 import { RunOrmEntity } from './run.orm-entity';
 
 export function runToDomain(r: RunOrmEntity): Run {
@@ -22,7 +22,8 @@ export function runRowToProps(r: RunOrmEntity): RunProps {
     usage: r.usage,
     limits: r.limits,
     metadata: r.metadata ?? {},
-    state: Object.assign({ pending: [], streaming_message_id: null, loop_window: [] }, r.state ?? {}),
+    state: Object.assign(emptyRunState(), r.state ?? {}),
+    inbox: r.inbox ?? [],
     version: r.version,
     leaseOwner: r.leaseOwner,
     leaseExpiresAt: r.leaseExpiresAt,
@@ -57,6 +58,7 @@ export function runToRow(run: Run): RunOrmEntity {
     limits: p.limits,
     metadata: p.metadata,
     state: p.state,
+    inbox: p.inbox,
     version: p.version,
     leaseOwner: p.leaseOwner,
     leaseExpiresAt: p.leaseExpiresAt,

@@ -1,5 +1,5 @@
 import { Column, Entity, PrimaryColumn } from 'typeorm';
-import type { RunLimits, RunState, RunUsage } from '../domain/run.aggregate';
+import type { RunLimits, RunState, RunUsage, SteeredInput } from '../domain/run.aggregate';
 import type { RunError, RunStatus, TerminationReason } from '../domain/run-status';
 
 @Entity('runs')
@@ -21,6 +21,7 @@ export class RunOrmEntity {
   @Column('jsonb') limits!: RunLimits;
   @Column('jsonb') metadata!: Record<string, string>;
   @Column('jsonb') state!: RunState;
+  @Column('jsonb') inbox!: SteeredInput[];
   @Column('integer') version!: number;
   @Column('text', { name: 'lease_owner', nullable: true }) leaseOwner!: string | null;
   @Column({ type: 'timestamptz', name: 'lease_expires_at', nullable: true }) leaseExpiresAt!: Date | null;

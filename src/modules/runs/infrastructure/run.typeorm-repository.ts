@@ -7,8 +7,8 @@ import { SessionRowChange } from '../../sessions/domain/message';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventStore } from '../../events/domain/run-event';
-import { Run } from '../domain/run.aggregate';
-import { RunReadView, RunRepository, SaveOptions } from '../domain/run.repository';
+import { Run, SteeredInput } from '../domain/run.aggregate';
+import { RunReadView, RunRepository, SaveOptions, SessionDefaultConcurrency } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
 import { runRowToProps, runToDomain, runToRow } from './run.mapper';
 import { RunOrmEntity } from './run.orm-entity';
@@ -30,8 +30,8 @@ interface RunColumn {
   updatable: boolean;
   lease: boolean;
 }
-/** Set at insert and never changed by a save. */
-const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'createdAt']);
+/** Set at insert and never changed by a save (the inbox only loses what the run took: see save). */
+const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'createdAt', 'inbox']);
 
 @Injectable()
 export class RunTypeormRepository extends RunRepository {
@@ -49,7 +49,7 @@ export class RunTypeormRepository extends RunRepository {
     return this.uow.manager.getRepository(RunOrmEntity);
   }
 
-  insertWrites(run: Run, options: { now: Date; reject: boolean }): { run: BatchWrite; session: SessionRowChange } {
+  insertWrites(run: Run, options: { now: Date; reject: boolean; sessionDefault?: boolean }): { run: BatchWrite; session: SessionRowChange } {
     if (run.unsavedEvents.length > 0) throw new Error('a new run has no events to write');
     const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
     const sessionId = run.owner.sessionId;
@@ -58,14 +58,21 @@ export class RunTypeormRepository extends RunRepository {
       run: { ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } },
       session: {
         // Old values of the locked row: the run that is active stays so, else this one is.
-        params: [run.id, options.now, options.reject],
+        params: [run.id, options.now, options.reject, options.sessionDefault === true],
         set: (o) => `active_run_id = COALESCE(active_run_id, $${o + 1}), last_active_at = $${o + 2}`,
-        where: (o) => `($${o + 3}::boolean IS NOT TRUE OR active_run_id IS NULL)`,
+        where: (o) =>
+          `($${o + 3}::boolean IS NOT TRUE OR active_run_id IS NULL) AND ($${o + 4}::boolean IS NOT TRUE OR active_run_id IS NULL OR default_concurrency = 'enqueue')`,
         fail: async () => {
-          if (!options.reject) return null;
-          const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1`, [sessionId]);
+          if (!options.reject && !options.sessionDefault) return null;
+          const rows: Array<{ active_run_id: string | null; default_concurrency: string }> = await this.uow.manager.query(
+            `SELECT active_run_id, default_concurrency FROM sessions WHERE id = $1`,
+            [sessionId],
+          );
           const active = rows[0]?.active_run_id ?? null;
-          return active === null ? null : new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
+          if (active === null) return null;
+          const mode = options.reject ? 'reject' : rows[0].default_concurrency;
+          if (mode === 'steer' || mode === 'interrupt') return new SessionDefaultConcurrency(mode);
+          return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
         },
       },
     };
@@ -87,6 +94,16 @@ export class RunTypeormRepository extends RunRepository {
       const i = params.length;
       return (offset) => `${c.column} = $${offset + i}${c.json ? '::jsonb' : ''}`;
     });
+    // Steered inputs the run took leave its inbox; those steered meanwhile stay (no version change).
+    const taken = [...run.takenInputs];
+    if (taken.length > 0) {
+      params.push(taken);
+      const i = params.length;
+      setters.push(
+        (offset) =>
+          `inbox = (SELECT COALESCE(jsonb_agg(x.e ORDER BY x.o), '[]'::jsonb) FROM jsonb_array_elements(inbox) WITH ORDINALITY x(e, o) WHERE NOT (x.e->>'message_id' = ANY($${offset + i}::text[])))`,
+      );
+    }
     // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs.
     let lock = (_offset: number) => '';
     if (options.lockSession) {
@@ -110,7 +127,7 @@ export class RunTypeormRepository extends RunRepository {
       const stored = await this.events.appendGuarded(run.owner, events, { sql: update, params, also });
       if (stored === null) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
-    run.markSaved(events.length);
+    run.markSaved(events.length, taken.length);
   }
 
   /** The session's next active run (this one is ending), written only when `guard` returned a row. */
@@ -129,13 +146,39 @@ export class RunTypeormRepository extends RunRepository {
     };
   }
 
-  async lockSessionOf(run: Run): Promise<{ othersActive: boolean }> {
-    const rows = await queryRows<{ others: boolean }>(
+  async lockSessionOf(run: Run): Promise<{ othersActive: boolean; inbox: SteeredInput[] }> {
+    // The run row is locked too (session first): a locked row is read as last committed, so its
+    // inbox includes every steer that held the session lock before us.
+    const rows = await queryRows<{ others: boolean; inbox: SteeredInput[] }>(
       this.uow.manager,
-      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others FROM sessions WHERE id = $1 FOR UPDATE`,
+      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others, r.inbox FROM sessions s, runs r WHERE s.id = $1 AND r.id = $2 FOR UPDATE OF s, r`,
       [run.owner.sessionId, run.id],
     );
-    return { othersActive: rows[0]?.others === true };
+    return { othersActive: rows[0]?.others === true, inbox: rows[0]?.inbox ?? [] };
+  }
+
+  async inboxOf(runId: string): Promise<SteeredInput[]> {
+    const rows = await queryRows<{ inbox: SteeredInput[] }>(this.uow.manager, `SELECT inbox FROM runs WHERE id = $1`, [runId]);
+    return rows[0]?.inbox ?? [];
+  }
+
+  async steer(runId: string, input: SteeredInput): Promise<boolean> {
+    const rows = await queryRows<{ id: string }>(
+      this.uow.manager,
+      `UPDATE runs SET inbox = inbox || jsonb_build_array($2::jsonb) WHERE id = $1 AND status NOT IN (${TERMINAL_SQL}) RETURNING id`,
+      [runId, JSON.stringify(input)],
+    );
+    return rows.length === 1;
+  }
+
+  async insert(run: Run): Promise<void> {
+    const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
+    await this.uow.write({ ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } });
+    this.uow.afterCommit(() => run.markSaved());
+  }
+
+  async clearInbox(runId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE runs SET inbox = '[]'::jsonb WHERE id = $1`, [runId]);
   }
 
   async findById(id: string): Promise<Run | null> {
@@ -244,14 +287,14 @@ export class RunTypeormRepository extends RunRepository {
 
 
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {
-    const rows = await queryRows<{ status: string; cancel_requested_at: Date | null }>(
+    const rows = await queryRows<{ status: string; cancel_requested_at: Date | null; inbox_size: number }>(
       this.uow.manager,
       `UPDATE runs SET lease_expires_at = now() + ($3 || ' milliseconds')::interval
-        WHERE id = $1 AND lease_owner = $2 RETURNING status, cancel_requested_at`,
+        WHERE id = $1 AND lease_owner = $2 RETURNING status, cancel_requested_at, jsonb_array_length(inbox) AS inbox_size`,
       [runId, nodeId, String(leaseMs)],
     );
     if (rows.length === 0) return null;
-    return { status: rows[0].status, cancelRequested: rows[0].cancel_requested_at !== null };
+    return { status: rows[0].status, cancelRequested: rows[0].cancel_requested_at !== null, inboxSize: Number(rows[0].inbox_size) };
   }
 
   async findExpiredQueued(limit: number): Promise<string[]> {

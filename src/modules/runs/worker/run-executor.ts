@@ -10,18 +10,17 @@ import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, ModelStreamEvent, ToolSpec } from '../../agents/domain/model-provider';
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
 import { sanitizeJson, sanitizeText, TextDeltaSanitizer } from '../../../common/text/unsafe-text';
-import { canonicalJson } from '../../idempotency/domain/fingerprint';
 import { MessageStatus, MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
 import { ApprovalGate } from '../domain/approval-gate';
-import { PendingToolCall, Run } from '../domain/run.aggregate';
+import { PendingToolCall, Run, RunProps } from '../domain/run.aggregate';
+import { DecideEnv, Decision, Effect, Observation, toolResultContent } from '../domain/run-decider';
 import { RunRepository } from '../domain/run.repository';
 import { RunErrorCode } from '../domain/run-status';
 import { DeltaBuffer } from './delta-buffer';
 
-const MAX_TOOL_ATTEMPTS = 3;
 /** An idempotent tool that answers within this commits its tool.started with its outcome. */
 const FAST_TOOL_MS = 20;
 /** A model call that completes within this writes its turn's message (and message.started) with its completion. */
@@ -38,6 +37,10 @@ interface ExecContext {
   abort: AbortController;
   cancelled: boolean;
   leaseLost: boolean;
+  /** Input was steered to the run since its inbox was last read. */
+  steered: boolean;
+  /** Steered inputs the run knows of and has not taken (the heartbeat reports the stored count). */
+  inboxKnown: number;
   /**
    * What the model saw in this execution's last turn plus the messages this execution committed
    * since (a completed assistant message, tool results), as a read of the history would give
@@ -77,12 +80,13 @@ export class RunExecutor {
 
   /** Executes a run this node has leased until it finishes, waits, or the lease is lost. */
   async execute(initial: Run): Promise<Exit> {
-    const ctx: ExecContext = { abort: new AbortController(), cancelled: false, leaseLost: false };
+    const ctx: ExecContext = { abort: new AbortController(), cancelled: false, leaseLost: false, steered: false, inboxKnown: 0 };
     const onCancel = () => {
       ctx.cancelled = true;
       ctx.abort.abort(new Error('cancelled'));
     };
     const offCancel = this.signals.onCancel(initial.id, onCancel);
+    const offSteer = this.signals.onInputSteered(initial.id, () => (ctx.steered = true));
     this.live.add(ctx);
     const heartbeatMs = Math.max(200, Math.min(1000, Math.floor(this.config.runLeaseMs / 3)));
     let beating = false;
@@ -97,6 +101,8 @@ export class RunExecutor {
         } else if (hb.cancelRequested && !ctx.cancelled) {
           onCancel();
         }
+        // Steered on another node: the run's inbox holds input the run has not seen.
+        if (hb && hb.inboxSize > ctx.inboxKnown) ctx.steered = true;
       } catch (err) {
         this.logger.warn(`heartbeat of ${initial.id} failed: ${(err as Error).message}`);
       } finally {
@@ -113,6 +119,7 @@ export class RunExecutor {
     } finally {
       clearInterval(heartbeat);
       offCancel();
+      offSteer();
       this.live.delete(ctx);
     }
   }
@@ -134,7 +141,7 @@ export class RunExecutor {
     return run;
   }
 
-  /** Saves; on a version conflict (a cancel or decision landed) the caller reloads and re-decides. */
+  /** Commits `run`'s changes; on a version conflict (a cancel or decision landed) the caller reloads and decides again. */
   private async save(run: Run, ctx: ExecContext, write?: (() => Promise<void>) | MessageWrite): Promise<boolean> {
     if (ctx.leaseLost) throw new LeaseLost('lease lost');
     try {
@@ -150,81 +157,108 @@ export class RunExecutor {
     }
   }
 
+  /** What the decider needs besides the run: the clock, ids and the agent's tools. */
+  private env(): DecideEnv {
+    return {
+      now: Date.now(),
+      newId,
+      tool: (name) => {
+        const t = this.tools.get(name);
+        return t ? { risk: t.risk, executor: t.executor, idempotent: t.idempotent } : null;
+      },
+      approvalsAvailable: this.approvals !== undefined,
+      approvalTtlMs: this.config.approvalTtlMs,
+    };
+  }
+
+  /**
+   * The interpreter: asks the decider what is next, performs the effect and commits what it
+   * decided. Write policy lives here, rules do not: `run.started` and a cleared turn ride on the
+   * next write (a crash before it redoes them); a conflict reloads the run and decides again.
+   */
   private async loop(initial: Run, ctx: ExecContext): Promise<Exit> {
     let run = initial;
+    let observation: Observation = { type: 'lease_resumed' };
     for (let guard = 0; guard < 10_000; guard++) {
       if (ctx.leaseLost) return 'lease_lost';
-      if (run.isTerminal) return 'finished';
-      if (run.status === 'waiting_for_approval' || run.status === 'waiting_for_tool') return 'waiting';
-
-      if (run.status === 'queued') {
-        // Not saved here: run.started commits with the next step's first write (a model turn
-        // writes it at once, on its own); a conflict there reloads the run as usual.
-        run.start(new Date());
-        continue;
+      if (ctx.steered) run = await this.takeSteered(run, ctx);
+      ctx.inboxKnown = run.propsForPersistence().inbox.length;
+      const d = run.decide(observation, this.env());
+      observation = { type: 'tick', cancel_signalled: ctx.cancelled };
+      const effect = d.effect;
+      let saved = true;
+      switch (effect.type) {
+        case 'finish':
+          if (run.hasChanges) saved = await this.saveWithToolMessage(run, ctx, d);
+          if (saved) return 'finished';
+          break;
+        case 'wait':
+          if (await this.save(run, ctx)) return 'waiting';
+          saved = false;
+          break;
+        case 'open_approval': {
+          const gate = this.approvals!;
+          const o = run.owner;
+          saved = await this.save(run, ctx, () => gate.open({ ...o, approvalId: effect.approval_id, call: effect.call, expiresAt: new Date(effect.expires_at) }));
+          if (saved) return 'waiting';
+          break;
+        }
+        case 'close_interrupted_turn':
+          saved = await this.closeInterruptedTurn(run, ctx, effect.message_id);
+          break;
+        case 'call_model':
+          saved = await this.modelTurn(run, ctx, effect);
+          break;
+        case 'run_tool':
+          saved = await this.runTool(run, ctx, effect.call);
+          break;
+        case 'continue':
+        case 'resume':
+        case 'none':
+          // A cleared turn commits with the next write; anything else now (a client waits for
+          // run.started: it commits on its own).
+          if (d.events.some((e) => e.type !== 'pending_cleared')) saved = await this.saveWithToolMessage(run, ctx, d);
+          break;
       }
-
-      if (run.state.streaming_message_id) {
-        // A model turn was interrupted (crash or lease loss): close its message with the text
-        // that was streamed, so every started message is completed, and redo the turn.
-        if (!(await this.closeInterruptedMessage(run, ctx))) run = await this.reload(run.id);
-        continue;
-      }
-
-      if (run.status === 'cancelling' || run.cancelRequested || ctx.cancelled) {
-        if (!(await this.finishCancelled(run, ctx))) run = await this.reload(run.id);
-        continue;
-      }
-
-      const deadline = run.deadline() ?? Date.now() + run.limits.timeout_ms;
-      if (Date.now() >= deadline) {
-        run.finish('terminated', { reason: 'deadline' }, new Date());
-        if (!(await this.save(run, ctx))) run = await this.reload(run.id);
-        continue;
-      }
-
-      const open = run.state.pending.filter((p) => p.status !== 'completed' && p.status !== 'failed');
-      if (run.state.pending.length > 0 && open.length === 0) {
-        // Every call of the turn is resolved. Not saved on its own: it commits with the next
-        // step's write (a crash before that clears it again here).
-        run.setPending([]);
-        continue;
-      }
-      if (open.length > 0) {
-        const r = await this.toolStep(run, open[0], ctx, deadline);
-        if (r === 'conflict') run = await this.reload(run.id);
-        else if (r === 'waiting') return 'waiting';
-        continue;
-      }
-
-      if (run.stepCount >= run.limits.max_steps) {
-        run.finish('terminated', { reason: 'max_steps' }, new Date());
-        if (!(await this.save(run, ctx))) run = await this.reload(run.id);
-        continue;
-      }
-      if (run.limits.max_total_tokens !== null && run.tokensUsed() >= run.limits.max_total_tokens) {
-        run.finish('terminated', { reason: 'token_budget' }, new Date());
-        if (!(await this.save(run, ctx))) run = await this.reload(run.id);
-        continue;
-      }
-
-      const ok = await this.modelTurn(run, ctx, deadline);
-      if (!ok) run = await this.reload(run.id);
+      if (!saved) run = await this.reload(run.id);
     }
     throw new Error('loop guard exceeded');
   }
 
+  /**
+   * Commits the decision with the `tool` message of the call it finished (one per decision, if
+   * any); the message then joins this execution's model context.
+   */
+  private async saveWithToolMessage(run: Run, ctx: ExecContext, d: Decision): Promise<boolean> {
+    const done = d.events.find((e) => e.type === 'tool_finished');
+    const call = done?.type === 'tool_finished' ? run.state.pending.find((p) => p.tool_call_id === done.tool_call_id) : undefined;
+    if (!done || done.type !== 'tool_finished' || !call) return this.save(run, ctx);
+    const o = run.owner;
+    const content = toolResultContent(call, done.result);
+    const saved = await this.save(run, ctx, {
+      kind: 'append',
+      message: { id: done.result_message_id, tenantId: o.tenantId, subjectId: o.subjectId, sessionId: o.sessionId, runId: o.runId, role: 'tool', status: 'completed', content, metadata: {} },
+    });
+    if (saved && ctx.context) ctx.context = [...ctx.context, { role: 'tool', content: jsonbOrdered(content) as ContentPart[] }];
+    return saved;
+  }
+
+  /** Steered inputs arrived (signal or heartbeat): the run's inbox is read and given to the decider. */
+  private async takeSteered(run: Run, ctx: ExecContext): Promise<Run> {
+    ctx.steered = false;
+    const inbox = await this.runs.inboxOf(run.id);
+    run.decide({ type: 'input_steered', inputs: inbox }, this.env());
+    return run;
+  }
+
   // ---- model turn ------------------------------------------------------------------------
 
-  private async modelTurn(run: Run, ctx: ExecContext, deadline: number): Promise<boolean> {
+  private async modelTurn(run: Run, ctx: ExecContext, effect: Extract<Effect, { type: 'call_model' }>): Promise<boolean> {
     const snap = run.snapshot();
     const agent = this.agents.get(snap.agent.id, snap.agent.version);
-    // A client waits for run.started: it is committed at once, on its own.
-    if (run.unsavedEvents.some((e) => e.type === 'run.started') && !(await this.save(run, ctx))) return false;
-    const messageId = newId('msg');
-    run.beginStep();
-    run.setStreamingMessage(messageId);
-    run.record('message.started', { message_id: messageId, role: 'assistant' });
+    const messageId = effect.message_id;
+    // Inputs steered into this turn: the history is read again (they sit before its message).
+    if (run.unsavedEvents.some((e) => e.type === 'run.input')) ctx.context = undefined;
     // The turn's message row (and message.started, and the step) are written with the turn's first
     // write: its completion when the model answers within MESSAGE_START_DELAY_MS of being called
     // (one statement fewer per turn), else then, or with its first deltas if they come sooner. Until then a crash
@@ -251,11 +285,12 @@ export class RunExecutor {
     };
     // Armed when the model is called (below): the delay is the model's, not the turn's reads'.
     let startTimer: NodeJS.Timeout | undefined;
+    const deadline = run.deadline() ?? Date.now() + run.limits.timeout_ms;
 
     try {
       // The model sees the session's history up to this run's own input plus what this run added;
       // input of runs queued behind it is not part of its context. Read once per execution.
-      const modelMessages: ModelMessage[] = ctx.context ?? (await this.readContext(snap));
+      const modelMessages: ModelMessage[] = ctx.context ?? (await this.readContext(run));
       const toolSpecs: ToolSpec[] = (agent?.tools ?? [])
         .map((name) => this.tools.get(name))
         .filter((t): t is NonNullable<typeof t> => t !== null)
@@ -269,7 +304,7 @@ export class RunExecutor {
       // complete it with content equal to the concatenated deltas.
       let flushed = '';
       const buffer = new DeltaBuffer(async (delta) => {
-        run.record('message.delta', { message_id: messageId, content_index: 0, delta });
+        run.streamDelta(messageId, delta);
         const flushedText = flushed + delta;
         const saved = await writeMessage('streaming', [{ type: 'text', text: flushedText }]);
         if (!saved) throw new ConcurrencyConflict('run', run.id, run.expectedVersion);
@@ -288,7 +323,7 @@ export class RunExecutor {
         const stream = provider.stream({
           model: snap.model,
           runId: snap.id,
-          callIndex: snap.usage.model_calls,
+          callIndex: effect.call_index,
           instructions: agent?.instructions ?? '',
           messages: modelMessages,
           tools: toolSpecs,
@@ -317,9 +352,7 @@ export class RunExecutor {
           text += tail;
           await buffer.push(tail);
         }
-        if (callSignal.aborted && !ctx.leaseLost) {
-          failure = Date.now() >= deadline ? { code: 'model_timeout', message: 'the run deadline passed during the model call' } : null;
-        }
+        if (callSignal.aborted && !ctx.leaseLost && Date.now() >= deadline) failure = { code: 'model_timeout', message: 'the run deadline passed during the model call' };
       } catch (err) {
         if (err instanceof LeaseLost || ctx.leaseLost) throw new LeaseLost('lease lost');
         if (err instanceof ConcurrencyConflict) {
@@ -347,50 +380,17 @@ export class RunExecutor {
         throw err;
       }
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
-      if (rest) run.record('message.delta', { message_id: messageId, content_index: 0, delta: rest });
+      if (rest) run.streamDelta(messageId, rest);
+      // Input steered while the model answered: known to the decider before it decides the turn's end.
+      if (ctx.steered) await this.takeSteered(run, ctx);
 
-      const content: ContentPart[] = [];
-      if (text) content.push({ type: 'text', text });
-      for (const c of toolCalls) content.push({ type: 'tool_call', tool_call_id: c.id, tool_name: c.name, arguments: c.arguments });
-      const interruptedByCancel = ctx.cancelled && (failure === null || callSignal.aborted) && Date.now() < deadline;
-      const hitDeadline = Date.now() >= deadline && (failure !== null || callSignal.aborted);
-      const status = failure || interruptedByCancel || hitDeadline ? (interruptedByCancel ? 'cancelled' : 'failed') : 'completed';
-
-      run.record('message.completed', { message_id: messageId, content });
-      run.setStreamingMessage(null);
-      run.countModelCall();
-      run.addModelUsage(usage);
-      const now = new Date();
-      if (interruptedByCancel) {
-        run.finish('cancelled', {}, now);
-      } else if (hitDeadline) {
-        run.finish('terminated', { reason: 'deadline' }, now);
-      } else if (failure) {
-        run.finish('failed', { error: failure }, now);
-      } else if (run.limits.max_total_tokens !== null && run.tokensUsed() > run.limits.max_total_tokens) {
-        // Over the token budget: never reported completed, and no tool of this turn runs.
-        run.finish('terminated', { reason: 'token_budget', finalMessageId: toolCalls.length === 0 ? messageId : null }, now);
-      } else if (toolCalls.length === 0) {
-        run.finish('completed', { finalMessageId: messageId }, now);
-      } else {
-        const pending: PendingToolCall[] = toolCalls.map((c) => {
-          const def = this.tools.get(c.name);
-          return {
-            tool_call_id: c.id,
-            tool_name: c.name,
-            arguments: c.arguments,
-            risk: def?.risk ?? null,
-            executor: def?.executor ?? null,
-            idempotent: def?.idempotent ?? false,
-            status: 'requested',
-            attempt: 0,
-          };
-        });
-        run.setPending(pending);
-        for (const p of pending) {
-          run.record('tool.requested', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'auto' });
-        }
-      }
+      const d = run.decide(
+        { type: 'model_turn_ended', message_id: messageId, text, tool_calls: toolCalls, usage, failure, aborted: callSignal.aborted, cancel_signalled: ctx.cancelled },
+        this.env(),
+      );
+      const ended = d.events.find((e) => e.type === 'turn_ended');
+      const status = ended?.type === 'turn_ended' ? ended.status : 'failed';
+      const content = ended?.type === 'turn_ended' ? ended.content : [];
       const saved = await writeMessage(status, content);
       // The next turn's context: a completed assistant message is part of it (as stored: jsonb's key order).
       if (saved) ctx.context = status === 'completed' ? [...modelMessages, { role: 'assistant', content: jsonbOrdered(content) as ContentPart[] }] : modelMessages;
@@ -401,30 +401,22 @@ export class RunExecutor {
     }
   }
 
-  private async readContext(snap: ReturnType<Run['snapshot']>): Promise<ModelMessage[]> {
+  private async readContext(run: Run): Promise<ModelMessage[]> {
+    const snap = run.propsForPersistence();
     const history = await this.messages.history(snap.sessionId);
-    const inputSeq = history.find((m) => m.id === snap.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
-    return history
-      .filter((m) => m.sequence <= inputSeq || m.runId === snap.id)
-      .filter((m) => m.role !== 'assistant' || m.status === 'completed')
-      .map((m) => ({ role: m.role, content: m.content }));
+    return contextOf(history, snap).map((m) => ({ role: m.role, content: m.content }));
   }
 
   /**
-   * Closes a model turn that did not finish here: a cancel that landed mid-turn (the call was
-   * made: it counts, and the message is `cancelled`), or a crash / lost lease (the turn is redone:
-   * the message is `failed` and the step is not counted twice).
+   * Closes a model turn that did not finish here (a cancel that landed mid-turn, or a crash / lost
+   * lease): the decider says how; its message keeps the text that was streamed.
    */
-  private async closeInterruptedMessage(run: Run, ctx: ExecContext): Promise<boolean> {
-    const id = run.state.streaming_message_id!;
+  private async closeInterruptedTurn(run: Run, ctx: ExecContext, id: string): Promise<boolean> {
     const msg = await this.messages.findById(id);
-    const content = msg?.content ?? [];
-    const cancelled = run.cancelRequested || run.status === 'cancelling';
-    run.record('message.completed', { message_id: id, content });
-    run.setStreamingMessage(null);
-    if (cancelled) run.countModelCall();
-    else run.abandonStep();
-    return this.save(run, ctx, { kind: 'update', id, changes: { status: cancelled ? 'cancelled' : 'failed', content } });
+    const d = run.decide({ type: 'interrupted_turn_read', message_id: id, content: msg?.content ?? [] }, this.env());
+    const ended = d.events[0];
+    const status = ended.type === 'turn_ended' ? ended.status : 'failed';
+    return this.save(run, ctx, { kind: 'update', id, changes: { status, content: msg?.content ?? [] } });
   }
 
   private async resolveAttachments(tenantId: string, subjectId: string, messages: ModelMessage[]): Promise<ModelAttachment[]> {
@@ -448,73 +440,21 @@ export class RunExecutor {
 
   // ---- tools -------------------------------------------------------------------------------
 
-  private async toolStep(run: Run, p: PendingToolCall, ctx: ExecContext, deadline: number): Promise<'continue' | 'waiting' | 'conflict'> {
-    const def = this.tools.get(p.tool_name);
-    switch (p.status) {
-      case 'awaiting_approval':
-      case 'awaiting_client':
-        // A decision or client output resumed the run without resolving this call: wait again.
-        run.wait(p.status === 'awaiting_approval' ? 'waiting_for_approval' : 'waiting_for_tool', p.status === 'awaiting_approval' ? 'approval_required' : 'client_tool');
-        return (await this.save(run, ctx)) ? 'waiting' : 'conflict';
-      case 'started':
-        if (def?.idempotent) return this.runTool(run, p, ctx, deadline);
-        // A crash interrupted a non-idempotent tool: its effect is unknown, never guessed.
-        return this.recordOutcome(run, p, ctx, { ok: false, error: { code: 'outcome_unknown' as never, message: 'the tool was interrupted and may or may not have taken effect', retryable: false } }, 0);
-      case 'approved':
-        return this.runTool(run, p, ctx, deadline);
-      case 'requested':
-        break;
-      default:
-        return 'continue';
-    }
-    if (p.rejection) {
-      return this.recordOutcome(run, p, ctx, { ok: false, error: { code: 'tool_failed', message: `rejected by ${p.rejection.decided_by}${p.rejection.reason ? `: ${p.rejection.reason}` : ''}`, retryable: false } }, 0, true);
-    }
-    if (def?.risk === 'approve') {
-      if (!this.approvals) {
-        return this.recordOutcome(run, p, ctx, { ok: false, error: { code: 'tool_failed', message: 'approvals are not available', retryable: false } }, 0, true);
-      }
-      const gate = this.approvals;
-      let opened: { approvalId: string; expiresAt: Date } | null = null;
-      const saved = await this.save(run, ctx, async () => {
-        opened = await gate.open(run, p);
-        run.updatePending(p.tool_call_id, { status: 'awaiting_approval', approval_id: opened.approvalId });
-        run.wait('waiting_for_approval', 'approval_required');
-      });
-      return saved && opened ? 'waiting' : 'conflict';
-    }
-    if (def?.executor === 'client') {
-      // Handed to the client: from here on it is executing (tool.started), until tool_outputs.
-      run.countToolCall();
-      run.updatePending(p.tool_call_id, { status: 'awaiting_client', attempt: 1 });
-      run.record('tool.started', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: 1 });
-      run.wait('waiting_for_tool', 'client_tool');
-      return (await this.save(run, ctx)) ? 'waiting' : 'conflict';
-    }
-    if (def && run.usage.tool_calls >= run.limits.max_tool_calls) {
-      run.finish('terminated', { reason: 'tool_budget' }, new Date());
-      return (await this.save(run, ctx)) ? 'continue' : 'conflict';
-    }
-    return this.runTool(run, p, ctx, deadline);
-  }
-
-  private async runTool(run: Run, p: PendingToolCall, ctx: ExecContext, deadline: number): Promise<'continue' | 'waiting' | 'conflict'> {
-    const snap = run.snapshot();
-    const idempotent = this.tools.get(p.tool_name)?.idempotent === true;
-    let attempt = p.attempt;
+  /**
+   * Runs a started call, with the retries the decider allows, and commits its outcome with its
+   * `tool` message. A non-idempotent tool runs only once its `tool.started` is durable (a crash
+   * after that makes its outcome unknown, never re-run). An idempotent one starts at once: if it
+   * answers within FAST_TOOL_MS, tool.started commits with its outcome (one write fewer);
+   * otherwise then, while it runs. A crash before that commit re-runs it.
+   */
+  private async runTool(run: Run, ctx: ExecContext, first: PendingToolCall): Promise<boolean> {
+    const o = run.owner;
+    let call = first;
     for (;;) {
-      attempt += 1;
-      if (attempt === 1) run.countToolCall();
-      run.updatePending(p.tool_call_id, { status: 'started', attempt });
-      run.record('tool.started', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt });
-      // A non-idempotent tool runs only once its start is durable (a crash after that makes its
-      // outcome unknown, never re-run). An idempotent one starts at once: if it answers within
-      // FAST_TOOL_MS, tool.started commits with its outcome (one transaction fewer); otherwise
-      // tool.started is committed then, while it runs. A crash before that commit re-runs it.
       let startSave: Promise<boolean> | null = null;
       let startTimer: NodeJS.Timeout | null = null;
-      if (!idempotent) {
-        if (!(await this.save(run, ctx))) return 'conflict';
+      if (!call.idempotent && !this.tools.get(call.tool_name)?.idempotent) {
+        if (!(await this.save(run, ctx))) return false;
       } else {
         startTimer = setTimeout(() => {
           startSave = this.save(run, ctx);
@@ -525,99 +465,39 @@ export class RunExecutor {
       const calledAt = performance.now();
       let raw: ToolOutcome;
       try {
-        raw = await this.tools.execute(p.tool_name, p.arguments, {
-          tenantId: snap.tenantId,
-          subjectId: snap.subjectId,
-          sessionId: snap.sessionId,
-          runId: snap.id,
-          toolCallId: p.tool_call_id,
-          idempotencyKey: `${snap.id}:${p.tool_call_id}`,
-          attempt,
+        raw = await this.tools.execute(call.tool_name, call.arguments, {
+          tenantId: o.tenantId,
+          subjectId: o.subjectId,
+          sessionId: o.sessionId,
+          runId: o.runId,
+          toolCallId: call.tool_call_id,
+          idempotencyKey: `${o.runId}:${call.tool_call_id}`,
+          attempt: call.attempt,
           signal: ctx.abort.signal,
-          deadline,
+          deadline: run.deadline() ?? Date.now() + run.limits.timeout_ms,
         });
       } finally {
         if (startTimer) clearTimeout(startTimer);
       }
-      this.metrics?.recordToolCall(p.tool_name, raw.ok, (performance.now() - calledAt) / 1000);
-      if (startSave !== null && !(await startSave)) return 'conflict';
+      this.metrics?.recordToolCall(call.tool_name, raw.ok, (performance.now() - calledAt) / 1000);
+      if (startSave !== null && !(await startSave)) return false;
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
-      const outcome = sanitizeJson(raw);
-      const retry = !outcome.ok && outcome.error.retryable && attempt < MAX_TOOL_ATTEMPTS && !ctx.cancelled && Date.now() < deadline;
-      if (!retry) return this.recordOutcome(run, p, ctx, outcome, Date.now() - t0);
-    }
-  }
-
-  private async recordOutcome(
-    run: Run,
-    p: PendingToolCall,
-    ctx: ExecContext,
-    outcome: ToolOutcome,
-    durationMs: number,
-    notStarted = false,
-  ): Promise<'continue' | 'conflict'> {
-    const snap = run.snapshot();
-    if (notStarted && !p.rejection) {
-      // Keep the order rule (completed/failed after requested and started) for calls that never ran.
-      run.record('tool.started', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: 0 });
-    }
-    if (outcome.ok) {
-      run.updatePending(p.tool_call_id, { status: 'completed', ok: true, result: outcome.result });
-      run.record('tool.completed', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, result: outcome.result, duration_ms: durationMs });
-    } else {
-      run.updatePending(p.tool_call_id, { status: 'failed', ok: false, error: outcome.error });
-      if (!p.rejection) {
-        run.record('tool.failed', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, error: outcome.error, duration_ms: durationMs });
+      const d = run.decide({ type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ctx.cancelled }, this.env());
+      if (d.effect.type === 'run_tool') {
+        call = d.effect.call;
+        continue;
       }
+      return this.saveWithToolMessage(run, ctx, d);
     }
-    const resultPart: ContentPart = outcome.ok
-      ? { type: 'tool_result', tool_call_id: p.tool_call_id, tool_name: p.tool_name, ok: true, result: outcome.result }
-      : { type: 'tool_result', tool_call_id: p.tool_call_id, tool_name: p.tool_name, ok: false, error: { code: outcome.error.code, message: outcome.error.message } };
-    const signature = `${p.tool_name}|${canonicalJson(p.arguments ?? {})}|${canonicalJson(outcome.ok ? outcome.result : outcome.error)}`;
-    if (run.pushLoopSignature(signature)) {
-      run.finish('terminated', { reason: 'loop_detected' }, new Date());
-    }
-    const saved = await this.save(run, ctx, {
-      kind: 'append',
-      message: {
-        id: newId('msg'),
-        tenantId: snap.tenantId,
-        subjectId: snap.subjectId,
-        sessionId: snap.sessionId,
-        runId: snap.id,
-        role: 'tool',
-        status: 'completed',
-        content: [resultPart],
-        metadata: {},
-      },
-    });
-    if (saved && ctx.context) ctx.context = [...ctx.context, { role: 'tool', content: jsonbOrdered([resultPart]) as ContentPart[] }];
-    return saved ? 'continue' : 'conflict';
   }
 
   // ---- endings -----------------------------------------------------------------------------
-
-  private async finishCancelled(run: Run, ctx: ExecContext): Promise<boolean> {
-    // Tools that were started on a node that died while cancelling have an unknown outcome.
-    for (const p of run.state.pending) {
-      if (p.status === 'started') {
-        run.updatePending(p.tool_call_id, { status: 'failed', ok: false, error: { code: 'outcome_unknown', message: 'interrupted by cancellation' } });
-        run.record('tool.failed', { tool_call_id: p.tool_call_id, tool_name: p.tool_name, error: { code: 'outcome_unknown', message: 'interrupted by cancellation', retryable: false }, duration_ms: 0 });
-      }
-    }
-    run.finish('cancelled', {}, new Date());
-    return this.save(run, ctx);
-  }
 
   private async failUnexpectedly(id: string): Promise<void> {
     for (let i = 0; i < 3; i++) {
       const run = await this.runs.findById(id);
       if (!run || run.isTerminal) return;
-      if (run.state.streaming_message_id) {
-        run.record('message.completed', { message_id: run.state.streaming_message_id, content: [] });
-        run.setStreamingMessage(null);
-      }
-      run.finish('failed', { error: { code: 'internal_error', message: 'the run failed unexpectedly' } }, new Date());
+      run.decide({ type: 'failed_unexpectedly' }, this.env());
       try {
         await this.persistence.save(run);
         return;
@@ -626,4 +506,35 @@ export class RunExecutor {
       }
     }
   }
+}
+
+/**
+ * The model context of a run from its session's history: everything up to the run's input, plus
+ * what the run added (completed assistant messages, tool results, steered inputs it took, each
+ * right before the message of the turn that took it). Input of runs queued behind it, and input
+ * steered to it that it has not taken, are not part of it.
+ */
+export function contextOf<M extends { id: string; sequence: number; runId: string | null; role: string; status: string }>(
+  history: M[],
+  run: Pick<RunProps, 'id' | 'userMessageId' | 'state'>,
+): M[] {
+  const inputSeq = history.find((m) => m.id === run.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
+  const taken = new Map(run.state.inputs.map((i) => [i.message_id, i.before]));
+  const steered: M[] = [];
+  const out: M[] = [];
+  for (const m of history) {
+    if (m.role === 'assistant' && m.status !== 'completed') continue;
+    if (taken.has(m.id)) {
+      steered.push(m);
+      continue;
+    }
+    if (m.sequence <= inputSeq) out.push(m);
+    else if (m.runId === run.id && m.role !== 'user') out.push(m);
+  }
+  for (const m of steered) {
+    const at = out.findIndex((x) => x.id === taken.get(m.id));
+    if (at >= 0) out.splice(at, 0, m);
+    else out.push(m);
+  }
+  return out;
 }

@@ -40,7 +40,7 @@ export class SessionsController {
   async create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateSessionRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     // The insert, the stored response and the audit record: one statement.
     await this.idempotent.execute(req, reply, { batch: true }, async () => {
-      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, title: dto.title, metadata: dto.metadata }));
+      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency }));
       return { status: 201, body: toSessionResponse(s) };
     });
   }
@@ -84,7 +84,7 @@ export class SessionsController {
   ) {
     await this.idempotent.execute(req, reply, {}, async () => {
       const s = await this.commands.execute(
-        new UpdateSessionCommand(principal, id, { title: dto.title, metadata: dto.metadata, model: dto.agent?.model }, dto.expected_revision),
+        new UpdateSessionCommand(principal, id, { title: dto.title, metadata: dto.metadata, model: dto.agent?.model, defaultConcurrency: dto.default_concurrency }, dto.expected_revision),
       );
       return { status: 200, body: toSessionResponse(s) };
     });

@@ -27,6 +27,8 @@ export abstract class MessageRepository {
    * does, or when `session.where` does not hold.
    */
   abstract appendWrite(message: NewMessage, options: AppendWriteOptions): BatchWrite;
+  /** A steered message taken over by another run than the one it was steered to (CONTRACT section 7: its `run_id` names the run that took it). */
+  abstract reassign(id: string, runId: string): Promise<void>;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
   /**
    * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned

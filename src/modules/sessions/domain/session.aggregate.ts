@@ -3,6 +3,10 @@ import { DomainError } from '../../../common/errors/domain-error';
 
 export type SessionStatus = 'active' | 'archived';
 
+/** What a run that omits `concurrency` does while the session has an active run (CONTRACT section 7). */
+export type RunConcurrency = 'reject' | 'enqueue' | 'steer' | 'interrupt';
+export const RUN_CONCURRENCY: readonly RunConcurrency[] = ['reject', 'enqueue', 'steer', 'interrupt'];
+
 /** The agent configuration a session pinned when it was created (CONTRACT section 5). */
 export interface AgentSnapshot {
   id: string;
@@ -20,6 +24,7 @@ export interface SessionProps {
   revision: number;
   activeRunId: string | null;
   metadata: Record<string, string>;
+  defaultConcurrency: RunConcurrency;
   messageSeq: number;
   createdAt: Date;
   updatedAt: Date;
@@ -54,6 +59,7 @@ export class Session {
     agent: AgentSnapshot;
     title: string | null;
     metadata: Record<string, string>;
+    defaultConcurrency?: RunConcurrency;
     now: Date;
   }): Session {
     const s = new Session(
@@ -67,6 +73,7 @@ export class Session {
         revision: 1,
         activeRunId: null,
         metadata: { ...input.metadata },
+        defaultConcurrency: input.defaultConcurrency ?? 'reject',
         messageSeq: 0,
         createdAt: input.now,
         updatedAt: input.now,
@@ -129,7 +136,7 @@ export class Session {
   }
 
   /** Title, metadata and model edits. A no-op edit changes nothing and keeps the revision. */
-  update(changes: { title?: string | null; metadata?: Record<string, string>; model?: string }, now: Date): void {
+  update(changes: { title?: string | null; metadata?: Record<string, string>; model?: string; defaultConcurrency?: RunConcurrency }, now: Date): void {
     const changed: string[] = [];
     if (changes.title !== undefined && changes.title !== this.props.title) {
       this.props.title = changes.title;
@@ -142,6 +149,10 @@ export class Session {
     if (changes.model !== undefined && changes.model !== this.props.agent.model) {
       this.props.agent = { ...this.props.agent, model: changes.model };
       changed.push('agent.model');
+    }
+    if (changes.defaultConcurrency !== undefined && changes.defaultConcurrency !== this.props.defaultConcurrency) {
+      this.props.defaultConcurrency = changes.defaultConcurrency;
+      changed.push('default_concurrency');
     }
     if (changed.length === 0) return;
     this.bump(now);

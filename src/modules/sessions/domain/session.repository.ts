@@ -13,6 +13,8 @@ export abstract class SessionRepository {
   /** Returns whether a row was deleted. */
   abstract delete(id: string): Promise<boolean>;
   /** Sets `active_run_id` and, when `activity` is given, `last_active_at` (runs accepted, executed, cancelled). */
+  /** Locks the session row (inside the caller's transaction) and answers its active run. */
+  abstract lockActiveRun(sessionId: string): Promise<string | null>;
   abstract setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void>;
   abstract list(
     principal: Principal,

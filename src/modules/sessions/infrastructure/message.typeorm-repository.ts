@@ -134,6 +134,10 @@ export class MessageTypeormRepository extends MessageRepository {
     });
   }
 
+  async reassign(id: string, runId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE messages SET run_id = $2, updated_at = now() WHERE id = $1`, [id, runId]);
+  }
+
   async update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void> {
     await this.uow.manager.query(updateSql(0, 'TRUE'), updateParams(id, changes));
   }

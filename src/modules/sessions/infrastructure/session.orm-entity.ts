@@ -13,6 +13,7 @@ export class SessionOrmEntity {
   @Column('integer') revision!: number;
   @Column('text', { name: 'active_run_id', nullable: true }) activeRunId!: string | null;
   @Column('jsonb') metadata!: Record<string, string>;
+  @Column('text', { name: 'default_concurrency' }) defaultConcurrency!: 'reject' | 'enqueue' | 'steer' | 'interrupt';
   @Column('integer', { name: 'message_seq' }) messageSeq!: number;
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;

@@ -58,6 +58,11 @@ export class SessionTypeormRepository extends SessionRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  async lockActiveRun(sessionId: string): Promise<string | null> {
+    const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
+    return rows[0]?.active_run_id ?? null;
+  }
+
   async setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void> {
     await this.uow.manager.query(
       `UPDATE sessions SET active_run_id = $2, last_active_at = COALESCE($3, last_active_at) WHERE id = $1`,

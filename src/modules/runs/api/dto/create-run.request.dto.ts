@@ -97,10 +97,15 @@ export class CreateRunRequestDto {
   @IsIn(['stream', 'sync'])
   mode?: 'stream' | 'sync';
 
-  @ApiPropertyOptional({ enum: ['reject', 'enqueue'], default: 'reject', description: 'When the session already has an active run.' })
+  @ApiPropertyOptional({
+    enum: ['reject', 'enqueue', 'steer', 'interrupt'],
+    description:
+      "When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default reject).",
+    example: 'steer',
+  })
   @IsOptional()
-  @IsIn(['reject', 'enqueue'])
-  concurrency?: 'reject' | 'enqueue';
+  @IsIn(['reject', 'enqueue', 'steer', 'interrupt'])
+  concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 
   @ApiPropertyOptional({ description: "If given and not the session's current revision: 409 session_conflict.", minimum: 0, maximum: INT32_MAX })
   @IsOptional()

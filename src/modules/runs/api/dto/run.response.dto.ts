@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
 import { RunProps } from '../../domain/run.aggregate';
+import { RUN_STATUSES, RunStatus } from '../../domain/run-status';
 
 export class RunUsageDto {
   @ApiProperty({ example: 42 }) input_tokens!: number;
@@ -117,7 +118,17 @@ export class RunReceiptDto {
   @ApiProperty({ example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) run_id!: string;
   @ApiProperty({ example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) session_id!: string;
   @ApiProperty({ example: 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) user_message_id!: string;
-  @ApiProperty({ enum: ['queued'] }) status!: 'queued';
+  @ApiProperty({
+    enum: RUN_STATUSES,
+    example: 'queued',
+    description: 'A new run is `queued`. A steered input (`steered: true`) names the active run that takes it, with that run\'s current status.',
+  })
+  status!: RunStatus;
+  @ApiPropertyOptional({
+    enum: [true],
+    description: 'Present (true) when the input was steered to the active run (`concurrency: "steer"`): `run_id` is that run, which takes the input into its next model turn (`run.input` on its stream).',
+  })
+  steered?: true;
   @ApiProperty({ type: RunStreamDto }) stream!: RunStreamDto;
 }
 

@@ -1,5 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { DefaultConcurrencyProperty } from './default-concurrency.property';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class CreateSessionRequestDto {
@@ -25,4 +26,7 @@ export class CreateSessionRequestDto {
   @IsOptional()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;
+
+  @DefaultConcurrencyProperty()
+  default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 }

@@ -2,6 +2,7 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
 import { INT32_MAX } from '../../../../common/http/validation';
+import { DefaultConcurrencyProperty } from './default-concurrency.property';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class SessionAgentPatchDto {
@@ -37,6 +38,9 @@ export class UpdateSessionRequestDto {
   @Min(0)
   @Max(INT32_MAX)
   expected_revision?: number;
+
+  @DefaultConcurrencyProperty()
+  default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 }
 
 export class ArchiveSessionRequestDto {

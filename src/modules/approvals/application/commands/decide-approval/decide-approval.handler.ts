@@ -41,19 +41,9 @@ export class DecideApprovalHandler implements ICommandHandler<DecideApprovalComm
       const now = new Date();
       if (!approval.decide(decision, principal.subjectId, reason, now)) return approval.snapshot();
       const a = approval.snapshot();
-      const call = run.state.pending.find((p) => p.tool_call_id === a.toolCallId);
-      if (!call || call.status !== 'awaiting_approval') {
-        throw new DomainError('approval_not_pending', 'the run is not waiting for this approval', { approval_id: approvalId });
-      }
-      if (decision === 'approve') run.updatePending(a.toolCallId, { status: 'approved' });
-      else run.updatePending(a.toolCallId, { status: 'requested', rejection: { reason, decided_by: principal.subjectId } });
-      run.record(decision === 'approve' ? 'approval.accepted' : 'approval.rejected', {
-        approval_id: a.id,
-        tool_call_id: a.toolCallId,
-        decided_by: principal.subjectId,
-        reason,
-      });
-      if (!run.state.pending.some((p) => p.status === 'awaiting_approval')) run.resume();
+      // The run decides what the decision means for it (approve: the tool runs; reject: the
+      // model gets the rejection); it resumes when no approval of the step is left open.
+      run.decideApproval({ approvalId: a.id, toolCallId: a.toolCallId, decision, decidedBy: principal.subjectId, reason }, now);
       try {
         await this.persistence.save(run, async () => {
           if (!(await this.approvals.save(approval))) throw new ConcurrencyConflict('approval', approvalId, approval.expectedVersion);

@@ -5,14 +5,22 @@ import { RunLimits, RunProps } from '../../../domain/run.aggregate';
 
 export interface CreateRunInput {
   content: ContentPart[];
-  concurrency: 'reject' | 'enqueue';
+  /** Omitted: the session's `default_concurrency`. */
+  concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
   expectedRevision?: number;
   limits?: Partial<RunLimits>;
   metadata?: Record<string, string>;
   model?: string;
 }
 
-export class CreateRunCommand extends Command<Readonly<RunProps>> {
+/** The run that takes the input: a new one, or (`steered`) the session's active run. */
+export interface CreateRunResult {
+  run: Readonly<RunProps>;
+  userMessageId: string;
+  steered: boolean;
+}
+
+export class CreateRunCommand extends Command<CreateRunResult> {
   constructor(
     readonly principal: Principal,
     readonly sessionId: string,

@@ -9,10 +9,14 @@ import { unknownModel } from '../../../../agents/domain/model-provider';
 import { AttachmentReferenceCheck } from '../../../domain/attachment-reference-check';
 import { MessageRepository } from '../../../../sessions/domain/message.repository';
 import { KnownSessions } from '../../../../sessions/application/known-sessions';
-import { DEFAULT_LIMITS, Run } from '../../../domain/run.aggregate';
-import { RunRepository } from '../../../domain/run.repository';
+import { DEFAULT_LIMITS, Run, RunLimits, SteeredInput } from '../../../domain/run.aggregate';
+import { RunRepository, SessionDefaultConcurrency } from '../../../domain/run.repository';
+import { RunPersistence } from '../../run-persistence';
 import { RunSignals } from '../../run-signals';
-import { CreateRunCommand } from './create-run.command';
+import { CreateRunCommand, CreateRunInput, CreateRunResult } from './create-run.command';
+import { Principal } from '../../../../../common/auth/principal';
+import { SessionFacts } from '../../../../sessions/application/known-sessions';
+import { SessionRepository } from '../../../../sessions/domain/session.repository';
 
 /**
  * Commits the user message and the queued run in ONE statement (the session row is locked by
@@ -29,6 +33,8 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     private readonly agents: AgentCatalog,
     private readonly config: AppConfig,
     private readonly signals: RunSignals,
+    private readonly sessions: SessionRepository,
+    private readonly persistence: RunPersistence,
     @Optional() private readonly attachments?: AttachmentReferenceCheck,
   ) {}
 
@@ -38,8 +44,7 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     // checked by the statement below, which locks its row.
     const { facts: session, loaded } = await this.known.owned(principal, sessionId);
     loaded?.assertAcceptsRuns();
-    const pinned = session.agent;
-    const model = input.model ?? pinned.model;
+    const model = input.model ?? session.agent.model;
     if (input.model !== undefined && !this.agents.knownModels().includes(input.model)) throw unknownModel(input.model);
     const refs = input.content.filter((p) => p.type === 'attachment_ref').map((p) => (p as { attachment_id: string }).attachment_id);
     if (refs.length > 0) {
@@ -49,18 +54,34 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     const limits = { ...DEFAULT_LIMITS, ...stripUndefined(input.limits ?? {}) };
     const now = new Date();
 
+    const config = { model, limits, metadata: input.metadata ?? {} };
+    const mode = input.concurrency;
+    if (mode === 'steer' || mode === 'interrupt') return this.uow.run(() => this.steerOrInterrupt(principal, session, input, config, mode, now));
+    try {
+      return await this.insert(session, input, config, now, mode === undefined ? 'default' : mode);
+    } catch (err) {
+      // The session's default is steer or interrupt and it has an active run. Inside a batch the
+      // statement already failed (the idempotent executor runs the operation again in a
+      // transaction); inside a transaction only the failed write was rolled back.
+      if (err instanceof SessionDefaultConcurrency && this.uow.inTransaction) return this.steerOrInterrupt(principal, session, input, config, err.mode, now);
+      throw err;
+    }
+  }
+
+  /** A new queued run for the input (and the input message), in ONE statement. */
+  private async insert(session: SessionFacts, input: CreateRunInput, config: RunConfig, now: Date, mode: 'reject' | 'enqueue' | 'default'): Promise<CreateRunResult> {
     const runId = newId('run');
     const userMessageId = newId('msg');
     const run = Run.create({
       id: runId,
       tenantId: session.tenantId,
       subjectId: session.subjectId,
-      sessionId,
-      agent: { id: pinned.id, version: pinned.version },
-      model,
+      sessionId: session.id,
+      agent: { id: session.agent.id, version: session.agent.version },
+      model: config.model,
       userMessageId,
-      limits,
-      metadata: input.metadata ?? {},
+      limits: config.limits,
+      metadata: config.metadata,
       now,
       queueTtlMs: this.config.runQueueTtlMs,
     });
@@ -68,13 +89,13 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     // record): the input message appended (the session row locked, its revision checked), the
     // run inserted, the session's active run set. A failed check writes none of it.
     await this.uow.batch(async () => {
-      const inserted = this.runs.insertWrites(run, { now, reject: input.concurrency === 'reject' });
+      const inserted = this.runs.insertWrites(run, { now, reject: mode === 'reject', sessionDefault: mode === 'default' });
       const message = this.messages.appendWrite(
         {
           id: userMessageId,
           tenantId: session.tenantId,
           subjectId: session.subjectId,
-          sessionId,
+          sessionId: session.id,
           runId, // the messages->runs foreign key is deferred: checked at the end of the statement
           role: 'user',
           status: 'completed',
@@ -86,8 +107,53 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       await this.uow.write(message, inserted.run);
       this.uow.afterCommit(() => this.signals.workAvailable());
     });
-    return run.snapshot();
+    return { run: run.snapshot(), userMessageId, steered: false };
   }
+
+  /**
+   * CONTRACT section 7, in one transaction with the session row locked first (a run that ends
+   * locks it too, so it either ended before, or finds the steered input in its inbox then).
+   * `steer`: the input is committed as a user message of the session and handed to the active
+   * run. `interrupt`: the active run is cancelled (the honest cancel) and a new run is queued
+   * behind it. Without an active run both are a new run.
+   */
+  private async steerOrInterrupt(
+    principal: Principal,
+    session: SessionFacts,
+    input: CreateRunInput,
+    config: RunConfig,
+    mode: 'steer' | 'interrupt',
+    now: Date,
+  ): Promise<CreateRunResult> {
+    const activeId = await this.sessions.lockActiveRun(session.id);
+    if (activeId === null) return this.insert(session, input, config, now, 'enqueue');
+    if (mode === 'interrupt') {
+      const active = await this.runs.findById(activeId);
+      if (active && active.requestCancel(principal.subjectId, now)) {
+        await this.persistence.save(active);
+        this.uow.afterCommit(() => this.signals.cancelRequested(activeId));
+      }
+      return this.insert(session, input, config, now, 'enqueue');
+    }
+    const userMessageId = newId('msg');
+    await this.uow.write(
+      this.messages.appendWrite(
+        { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content: input.content, metadata: {} },
+        { expectedRevision: input.expectedRevision, now, refuseArchived: true },
+      ),
+    );
+    const steered: SteeredInput = { message_id: userMessageId, accepted_at: now.toISOString(), model: config.model, limits: config.limits, metadata: config.metadata };
+    if (!(await this.runs.steer(activeId, steered))) throw new Error(`the active run ${activeId} of a locked session is not active`);
+    const active = await this.runs.findById(activeId);
+    this.uow.afterCommit(() => this.signals.inputSteered(activeId));
+    return { run: active!.snapshot(), userMessageId, steered: true };
+  }
+}
+
+interface RunConfig {
+  model: string;
+  limits: RunLimits;
+  metadata: Record<string, string>;
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

@@ -1,3 +1,4 @@
+import type { RunConcurrency } from '../../../domain/session.aggregate';
 import { Command } from '@nestjs/cqrs';
 import { Principal } from '../../../../../common/auth/principal';
 import { SessionProps } from '../../../domain/session.aggregate';
@@ -5,7 +6,7 @@ import { SessionProps } from '../../../domain/session.aggregate';
 export class CreateSessionCommand extends Command<Readonly<SessionProps>> {
   constructor(
     readonly principal: Principal,
-    readonly input: { agentId?: string; title?: string | null; metadata?: Record<string, string> },
+    readonly input: { agentId?: string; title?: string | null; metadata?: Record<string, string>; defaultConcurrency?: RunConcurrency },
   ) {
     super();
   }

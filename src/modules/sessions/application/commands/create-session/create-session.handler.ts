@@ -30,6 +30,7 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
       agent: { id: agent.id, version: agent.version, model: agent.model },
       title: input.title ?? null,
       metadata: input.metadata ?? {},
+      defaultConcurrency: input.defaultConcurrency,
       now: new Date(),
     });
     // One write: inside the POST's batch it shares the statement that stores the response.

@@ -1,3 +1,4 @@
+import type { RunConcurrency } from '../../../domain/session.aggregate';
 import { Command } from '@nestjs/cqrs';
 import { Principal } from '../../../../../common/auth/principal';
 import { SessionProps } from '../../../domain/session.aggregate';
@@ -6,7 +7,7 @@ export class UpdateSessionCommand extends Command<Readonly<SessionProps>> {
   constructor(
     readonly principal: Principal,
     readonly sessionId: string,
-    readonly changes: { title?: string | null; metadata?: Record<string, string>; model?: string },
+    readonly changes: { title?: string | null; metadata?: Record<string, string>; model?: string; defaultConcurrency?: RunConcurrency },
     readonly expectedRevision?: number,
   ) {
     super();
