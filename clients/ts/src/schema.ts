@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics of this node
-         * @description Prometheus text format: HTTP latency histogram (method, route template, status), runs by status, events appended, open SSE streams, event delivery lag, worker leases held, process metrics. Needs no API key.
+         * @description Prometheus text format: HTTP latency (method, route template, status), error responses by code, 429s and idempotent replays by route; runs by status, runs started and finished (status, reason), run duration, time to first event, model and tool call latency by name; events appended, open SSE streams, live event delivery lag, worker leases held, database pool waits, the audit outbox backlog; process metrics. Labels never carry run or session ids. Needs no API key: keep it off the public network (deploy/nginx.conf denies it there).
          */
         get: operations["Metrics_scrape"];
         put?: never;
@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * List the tenant's audit records
-         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex SHA-256 of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`).
+         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex HMAC-SHA256, keyed with the server's `AUDIT_HMAC_KEY`, of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`); records written before the chain was keyed keep their hex SHA-256 of the same bytes. Whoever holds the key can verify a chain from these records alone; nobody without it can rewrite one so that it verifies.
          */
         get: operations["Audit_list"];
         put?: never;
@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * Verify the tenant's audit hash chain
-         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every hash. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}`.
+         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every keyed hash (HMAC-SHA256 with `AUDIT_HMAC_KEY`; SHA-256 for records from before the chain was keyed), then checks that the last record is the head and that the head's tag (an HMAC over tenant, position and last hash) is the key's. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}` naming the first record that fails: `hash_mismatch` (changed, or rehashed without the key), `prev_hash_mismatch`, `seq_gap` (`id` null: missing), `chain_head_mismatch` (the tail was removed and the head moved back, or the head was changed: `seq` is the head's position).
          */
         get: operations["Audit_verify"];
         put?: never;
@@ -426,7 +426,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run
-         * @description Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. One active run per session: `concurrency: "reject"` (default) answers 409 `session_busy`; `"enqueue"` queues it FIFO.
+         * @description Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. One active run per session: `concurrency: "reject"` answers 409 `session_busy`; `"enqueue"` queues it FIFO; `"steer"` commits the input at once as a user message and hands it to the active run, which takes it into its next model turn (after the tool calls in flight; `run.input` on its stream): the 202 names that run with `steered: true`. A run that ends before taking it leaves it to a new run, started as if enqueued. `"interrupt"` cancels the active run (honestly: a tool in flight finishes and its outcome is recorded) and queues this one after it. Without an active run every mode starts a new run. Omitted: the session's `default_concurrency` (default `reject`).
          */
         post: operations["Runs_create"];
         delete?: never;
@@ -892,7 +892,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace).
+             * @description hex HMAC-SHA256, keyed with the UTF-8 bytes of the server's AUDIT_HMAC_KEY, of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace). Records chained before the chain was keyed: hex SHA-256 of the same bytes.
              * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
              */
             hash: string;
@@ -956,22 +956,26 @@ export interface components {
              */
             id: string | null;
             /**
+             * @description `hash_mismatch`: the record was changed (or rehashed without the key); `prev_hash_mismatch`: it does not link to the one before; `seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head's tag is not the key's (tail removed, head moved back).
              * @example hash_mismatch
              * @enum {string}
              */
             reason: "hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "chain_head_mismatch";
-            /** @example 17 */
+            /**
+             * @description The first record that fails (for `chain_head_mismatch`: the head position).
+             * @example 17
+             */
             seq: number;
         };
         /** @description A message content part, by `type`. */
         ContentPart: components["schemas"]["TextPart"] | components["schemas"]["AttachmentRefPart"] | components["schemas"]["ToolCallPart"] | components["schemas"]["ToolResultPart"];
         CreateRunRequestDto: {
             /**
-             * @description When the session already has an active run.
-             * @default reject
+             * @description When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default reject).
+             * @example steer
              * @enum {string}
              */
-            concurrency?: "reject" | "enqueue";
+            concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
             /** @description If given and not the session's current revision: 409 session_conflict. */
             expected_revision?: number;
             /**
@@ -1016,6 +1020,13 @@ export interface components {
              * @example support_agent
              */
             agent_id?: string;
+            /**
+             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
+             * @default reject
+             * @example steer
+             * @enum {string}
+             */
+            default_concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
             /**
              * @description At most 16 string keys, values <= 512 chars. Never given to the model.
              * @example {
@@ -1371,7 +1382,7 @@ export interface components {
             message: string;
         };
         /** @description One event: the same envelope in SSE `data:` lines and in JSON pages, with the `data` of its `type`. Members get the public projection (private tools redacted, secret-looking keys masked); admins the full event. Redaction never drops an event. */
-        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"] | components["schemas"]["RunInputEvent"];
+        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
         RunEventListResponseDto: {
             /** @description Events in cursor order, each with the `data` of its `type`. */
             data: components["schemas"]["RunEvent"][];
@@ -1538,8 +1549,17 @@ export interface components {
             run_id: string;
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             session_id: string;
-            /** @enum {string} */
-            status: "queued";
+            /**
+             * @description A new run is `queued`. A steered input (`steered: true`) names the active run that takes it, with that run's current status.
+             * @example queued
+             * @enum {string}
+             */
+            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            /**
+             * @description Present (true) when the input was steered to the active run (`concurrency: "steer"`): `run_id` is that run, which takes the input into its next model turn (`run.input` on its stream).
+             * @enum {boolean}
+             */
+            steered?: true;
             stream: components["schemas"]["RunStreamDto"];
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             user_message_id: string;
@@ -2142,6 +2162,13 @@ export interface components {
         UpdateSessionRequestDto: {
             agent?: components["schemas"]["SessionAgentPatchDto"];
             /**
+             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
+             * @default reject
+             * @example steer
+             * @enum {string}
+             */
+            default_concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
+            /**
              * @description If given and not the current revision: 409 session_conflict with details.current_revision.
              * @example 1
              */
@@ -2561,7 +2588,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key": string;
             };
             path?: never;
@@ -2598,7 +2625,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -3057,7 +3084,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3083,7 +3110,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -3153,7 +3180,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3180,7 +3207,7 @@ export interface operations {
                     "application/json": components["schemas"]["RunResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing. */
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3384,7 +3411,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3409,7 +3436,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -3549,7 +3576,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -3572,7 +3599,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -3708,7 +3735,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3733,7 +3760,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
@@ -3868,7 +3895,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key"?: string;
             };
             path: {
@@ -3890,7 +3917,7 @@ export interface operations {
                     "application/json": components["schemas"]["SessionResponseDto"];
                 };
             };
-            /** @description `idempotency_key_required` when the key is required and missing. */
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4316,7 +4343,7 @@ export interface operations {
         parameters: {
             query?: never;
             header: {
-                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
                 "Idempotency-Key": string;
             };
             path: {
@@ -4351,7 +4378,7 @@ export interface operations {
             /**
              * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
              *
-             *     `idempotency_key_required` when the key is required and missing.
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
              */
             400: {
                 headers: {
