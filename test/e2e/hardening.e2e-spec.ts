@@ -61,9 +61,9 @@ describe('hardening (#14 part C)', () => {
   beforeAll(async () => {
     openai = await fakeOpenAi();
     t = await startTestApp({ OPENAI_BASE_URL: openai.baseUrl, OPENAI_API_KEY: 'sk-test', OPENAI_MODEL: 'gpt-fake' });
-  });
+  }, 120_000); // a loaded machine starts the embedded database slowly
   afterAll(async () => {
-    await t.close();
+    await t?.close();
     openai.server.closeAllConnections();
     await new Promise((r) => openai.server.close(r));
   });
