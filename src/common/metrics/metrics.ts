@@ -64,7 +64,7 @@ export class Metrics {
     });
     this.deliveryLag = new Histogram({
       name: 'agent_api_event_delivery_lag_seconds',
-      help: 'Live SSE deliveries only: time from an event being committed (occurred_at) to it being written on the socket of a stream that was open before the event occurred (replayed history is not counted)',
+      help: 'Live SSE deliveries only: time from an event being committed (occurred_at) to it being written on the socket of a stream requested before the event occurred (replayed history is not counted)',
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 60],
       registers: [this.registry],
     });
