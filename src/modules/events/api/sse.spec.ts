@@ -90,7 +90,7 @@ describe('SseConnection', () => {
       const { port } = server.address() as AddressInfo;
       const res = await fetch(`http://127.0.0.1:${port}/`);
       expect(res.headers.get('content-type')).toBe('text/event-stream');
-      await expect(res.text()).resolves.toBe('retry: 3000\n\nid: 1\nevent: run.started\ndata: {}\n\nid: 2\nevent: run.finished\ndata: {}\n\n');
+      await expect(res.text()).resolves.toBe('retry: 3000\nid: 1\nevent: run.started\ndata: {}\n\nid: 2\nevent: run.finished\ndata: {}\n\n');
     } finally {
       await new Promise((r) => server.close(r));
     }
