@@ -139,8 +139,15 @@ describe('single-statement POSTs (create session, create run)', () => {
 
   it('a sync run (a transaction, not a batch) on a busy session or at a stale revision gets the same 409s and writes nothing', async () => {
     const sessionId = await createSession(t, KEYS.memberA1);
-    const first = await startRun(t, KEYS.memberA1, sessionId, { input: userInput(script([{ sleep_ms: 1500, text: 'slow' }])) });
+    const first = await startRun(t, KEYS.memberA1, sessionId, { input: userInput(script([{ sleep_ms: 5000, text: 'slow' }])) });
     expect(first.status).toBe(202);
+    // The run's model turn appends its (streaming) assistant message 50 ms after the model is
+    // called, which moves the session's revision: read the revision only once that happened, or
+    // a slow machine reads it before and the 409 names the newer one.
+    for (let i = 0; i < 200 && (await count(`SELECT count(*) AS n FROM messages WHERE run_id = $1 AND role = 'assistant'`, [first.body.run_id])) === 0; i++) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    await expect(count(`SELECT count(*) AS n FROM messages WHERE run_id = $1 AND role = 'assistant'`, [first.body.run_id])).resolves.toBe(1);
     const busy = await startRun(t, KEYS.memberA1, sessionId, { input: userInput('second'), mode: 'sync', wait_timeout_ms: 100 });
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ code: 'session_busy', details: { active_run_id: first.body.run_id } });
