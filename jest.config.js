@@ -56,7 +56,8 @@ const common = {
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
 };
 module.exports = {
-  testTimeout: 30000,
+  // Hooks start real apps (PGlite, migrations): 60 s leaves room on a loaded 2-core machine; a hang still fails.
+  testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/clients/**/*.spec.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'] },
