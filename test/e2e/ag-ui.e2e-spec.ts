@@ -99,6 +99,9 @@ describe('AG-UI 1.0 over durable runs (HttpAgent, verifier on)', () => {
     expect(native.status).toBe('completed');
     const final = await t.call(KEYS.memberA1, 'GET', `/v1/sessions/${sid}/messages/${native.final_message_id}`);
     expect(final.body.content[0].text).toBe('Hello from a durable run.');
+    // The request is in the audit trail like any other state-changing one, naming the run.
+    const audit = await t.call(KEYS.adminA, 'GET', `/v1/admin/audit?run_id=${native.id}&limit=100`);
+    expect(audit.body.data).toEqual(expect.arrayContaining([expect.objectContaining({ action: 'POST /ag-ui/agents/:agent_id', session_id: sid, run_id: native.id, outcome: 'ok' })]));
   });
 
   it('a server tool call: TOOL_CALL_START/ARGS/END and TOOL_CALL_RESULT, then the answer', async () => {
