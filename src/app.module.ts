@@ -17,6 +17,7 @@ import { AgentsModule } from './modules/agents/agents.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AttachmentsModule } from './modules/attachments/attachments.module';
 import { AuditModule } from './modules/audit/audit.module';
+import { CompatAgUiModule } from './modules/compat-ag-ui/compat-ag-ui.module';
 import { EventsModule } from './modules/events/events.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OpsModule } from './modules/ops/ops.module';
@@ -43,6 +44,7 @@ export class AppModule {
         ApprovalsModule,
         AttachmentsModule,
         AuditModule,
+        CompatAgUiModule,
         OpsModule,
       ],
       controllers: [HealthController],

@@ -209,6 +209,10 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/v1/admin/audit');
     await tryItOut('get', '/v1/admin/audit/verify');
 
+    // AG-UI: the example streams a whole run (SSE) and ends with RUN_FINISHED.
+    const agUi = await tryItOut('post', '/ag-ui/agents/{agent_id}');
+    expect(String(agUi.body)).toContain('"type":"RUN_FINISHED"');
+
     await tryItOut('post', '/v1/sessions/{id}/archive', { id: s2.id });
     await tryItOut('delete', '/v1/sessions/{id}', { id: s2.id });
 

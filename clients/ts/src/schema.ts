@@ -4,6 +4,38 @@
  */
 
 export interface paths {
+    "/ag-ui/agents/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an agent over AG-UI 1.0 (SSE)
+         * @description For `@ag-ui/client`'s `HttpAgent` (`url: <server>/ag-ui/agents/<agent_id>`, `headers: {Authorization: "Bearer <key>"}`). `threadId`: one of your session ids, or any other string, which names a session of yours (of this agent) created on first use. `runId` is the idempotency key: the same `runId` again streams the same run from its start, never a second run. What the request does: `resume` entries decide the approvals of the thread's waiting run (`payload: {"decision": "approve" | "reject", "reason"?}`; `status: "cancelled"` rejects) and stream the run on; else trailing `tool` messages are the outputs of the waiting run's client tool calls (content: JSON or text; `error` fails the call) and stream it on; else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request's `tools` as client tools of that run. Every stream passes `@ag-ui/client`'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. A dropped connection does not stop the run. Members see the member projection (private tools redacted).
+         *
+         *     | AG-UI event | from our events | fields |
+         *     |---|---|---|
+         *     | `RUN_STARTED` | (first, always) | `threadId`, `runId` (the request's), `protocolVersion: "1.0"` |
+         *     | `STEP_STARTED` / `STEP_FINISHED` | an assistant `message.started` ... the turn's `message.completed` and `tool.requested` | `stepName: "turn_<n>"` |
+         *     | `TEXT_MESSAGE_START` / `CONTENT` / `END` | `message.delta`s / `message.completed` of the assistant message | `messageId` (our `msg_...`), `role: "assistant"`, `delta` |
+         *     | `TOOL_CALL_START` / `ARGS` / `END` | `tool.requested` | `toolCallId` (our `call_...`), `toolCallName`, `parentMessageId`, `delta` (the arguments as JSON text; members: private tools redacted) |
+         *     | `TOOL_CALL_RESULT` | `tool.completed` / `tool.failed` | `toolCallId`, `messageId: "<toolCallId>_result"`, `content` (the result, or `{"error": ...}`, as JSON text), `role: "tool"` |
+         *     | `RUN_FINISHED` | `run.waiting` (approval) | `outcome: {type: "interrupt", interrupts: [{id: <approval_id>, reason: "tool_approval", toolCallId, expiresAt, message, metadata: {tool_name, run_id}}]}` |
+         *     | `RUN_FINISHED` | `run.waiting` (client tool) | `outcome: {type: "success", pendingToolCallIds}` |
+         *     | `RUN_FINISHED` | `run.finished` completed / cancelled | `outcome: {type: "success"}` / `{type: "cancelled"}` |
+         *     | `RUN_ERROR` | `run.finished` failed / expired / terminated | `code` (our run error code, e.g. `model_timeout`, or `terminated_<reason>`), `message` |
+         */
+        post: operations["AgUi_run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -533,6 +565,50 @@ export interface components {
              * @enum {string}
              */
             visibility: "public" | "private";
+        };
+        AgUiResumeEntryDto: {
+            /**
+             * @description The interrupt answered: an approval id (`Interrupt.id` of the `interrupt` outcome).
+             * @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G
+             */
+            interruptId: string;
+            /** @description Ignored. */
+            metadata?: Record<string, never>;
+            /**
+             * @description `{"decision": "approve" | "reject", "reason"?: string}`
+             * @example {
+             *       "decision": "approve"
+             *     }
+             */
+            payload?: Record<string, never>;
+            /**
+             * @description `cancelled` rejects the approval.
+             * @enum {string}
+             */
+            status: "resolved" | "cancelled";
+        };
+        AgUiToolDto: {
+            /** @example Asks the user to confirm the delivery address. */
+            description?: string;
+            /** @description Ignored. */
+            metadata?: Record<string, never>;
+            /**
+             * @description A client (frontend) tool of this run: the model may call it; the run then waits for its `tool` message.
+             * @example confirm_address
+             */
+            name: string;
+            /**
+             * @description JSON Schema of the arguments.
+             * @example {
+             *       "type": "object",
+             *       "properties": {
+             *         "address": {
+             *           "type": "string"
+             *         }
+             *       }
+             *     }
+             */
+            parameters?: Record<string, never>;
         };
         ApprovalAcceptedData: {
             /**
@@ -1327,6 +1403,46 @@ export interface components {
             id: string;
             /** @example 1 */
             version: string;
+        };
+        RunAgentInputDto: {
+            /** @description Ignored. */
+            context?: {
+                [key: string]: unknown;
+            }[];
+            /** @description Ignored (any JSON). */
+            forwardedProps?: Record<string, never>;
+            /**
+             * @description The conversation as the client has it. Only the newest `user` message (the input) or the trailing `tool` messages (outputs of pending client tool calls) are read.
+             * @example [
+             *       {
+             *         "id": "m1",
+             *         "role": "user",
+             *         "content": "Where is my order O-1001?"
+             *       }
+             *     ]
+             */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /** @description Ignored. */
+            parentRunId?: string;
+            /** @example 1.0 */
+            protocolVersion?: string;
+            /** @description Answers to the approvals of the `interrupt` outcome that ended the previous run of this thread. */
+            resume?: components["schemas"]["AgUiResumeEntryDto"][];
+            /**
+             * @description Doubles as the idempotency key: the same runId again streams the same run from its start.
+             * @example 5f0c1c9e-6a51-4c1f-9d55-2f1d3d1c9a10
+             */
+            runId: string;
+            /** @description Ignored (any JSON). */
+            state?: Record<string, never>;
+            /**
+             * @description One of the caller's session ids, or any other string: the name of a session of this caller created on first use.
+             * @example support-thread-1
+             */
+            threadId: string;
+            tools?: components["schemas"]["AgUiToolDto"][];
         };
         RunCancelRequestedData: {
             /**
@@ -2262,6 +2378,132 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    AgUi_run: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunAgentInputDto"];
+            };
+        };
+        responses: {
+            /**
+             * @description An SSE stream of AG-UI events, one `data:` line (the event JSON) per frame.
+             *
+             *     On the wire:
+             *
+             *     ```
+             *     data: {"type":"RUN_STARTED","timestamp":1735787045678,"threadId":"support-thread-1","runId":"r-1","protocolVersion":"1.0"}
+             *
+             *     data: {"type":"STEP_STARTED","timestamp":1735787045690,"stepName":"turn_1"}
+             *
+             *     data: {"type":"TEXT_MESSAGE_START","timestamp":1735787045701,"messageId":"msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E","role":"assistant"}
+             *
+             *     data: {"type":"TEXT_MESSAGE_CONTENT","timestamp":1735787045702,"messageId":"msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E","delta":"Let me check order O-1001."}
+             *
+             *     data: {"type":"TEXT_MESSAGE_END","timestamp":1735787045750,"messageId":"msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E"}
+             *
+             *     data: {"type":"TOOL_CALL_START","timestamp":1735787045751,"toolCallId":"call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F","toolCallName":"get_order","parentMessageId":"msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E"}
+             *
+             *     data: {"type":"TOOL_CALL_ARGS","timestamp":1735787045751,"toolCallId":"call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F","delta":"{\"order_id\":\"O-1001\"}"}
+             *
+             *     data: {"type":"TOOL_CALL_END","timestamp":1735787045751,"toolCallId":"call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F"}
+             *
+             *     data: {"type":"STEP_FINISHED","timestamp":1735787045760,"stepName":"turn_1"}
+             *
+             *     data: {"type":"TOOL_CALL_RESULT","timestamp":1735787045790,"messageId":"call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F_result","toolCallId":"call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F","content":"{\"status\":\"delayed\"}","role":"tool"}
+             *
+             *     ...
+             *
+             *     data: {"type":"RUN_FINISHED","timestamp":1735787046001,"threadId":"support-thread-1","runId":"r-1","outcome":{"type":"interrupt","interrupts":[{"id":"apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3G","reason":"tool_approval","message":"Approve the call of create_ticket?","toolCallId":"call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3H","expiresAt":"2025-01-02T04:04:05.678Z","metadata":{"tool_name":"create_ticket","run_id":"run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C"}}]}}
+             *
+             *     ```
+             */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": {
+                        timestamp?: number;
+                        /** @enum {string} */
+                        type: "RUN_STARTED" | "RUN_FINISHED" | "RUN_ERROR" | "STEP_STARTED" | "STEP_FINISHED" | "TEXT_MESSAGE_START" | "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" | "TOOL_CALL_START" | "TOOL_CALL_ARGS" | "TOOL_CALL_END" | "TOOL_CALL_RESULT";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `session_not_found`, `agent_not_found`, `approval_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `session_busy`, `session_archived`, `run_finished`, `approval_already_decided`, `approval_not_pending`, `tool_output_not_expected`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
     Metrics_scrape: {
         parameters: {
             query?: never;

@@ -19,7 +19,7 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
 /**
  * Events: the event store (append inside the writer's transaction), the notifier (in-process for
  * the embedded database, LISTEN/NOTIFY for PostgreSQL), one stream hub per node, the projector,
- * and the JSON + SSE endpoints. Exports `EventStore` (writers), `Notifier` and `StreamHub`.
+ * and the JSON + SSE endpoints. Exports `EventStore` (writers), `Notifier`, `StreamHub` and `SseStreamsService` (SSE responses of the compatibility surfaces).
  */
 @Module({
   imports: [AgentsModule],
@@ -40,6 +40,6 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
     SseStreamsService,
     EventRetentionSweeper,
   ],
-  exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver],
+  exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver, SseStreamsService],
 })
 export class EventsModule {}

@@ -46,4 +46,9 @@ describe('rate limit buckets and scope', () => {
       false, false, false, false, false, false, false, false, false,
     ]);
   });
+
+  it('applies to the AG-UI surface too (limited, authenticated, audited like /v1)', () => {
+    expect(['/ag-ui/agents/:agent_id'].map(isApiRoute)).toEqual([true]);
+    expect(['/ag-ui', '/ag-uix/agents'].map(isApiRoute)).toEqual([false, false]);
+  });
 });

@@ -53,6 +53,18 @@ export interface RunState {
   inputs: Array<{ message_id: string; before: string | null }>;
   /** `usage.model_calls` when the newest steered input was taken (the scripted model's turn index starts there). */
   input_call_base: number;
+  /**
+   * Tools the caller declared for this run only (the AG-UI `tools` of a request): offered to the
+   * model besides the agent's, always executed by the client (the run waits for their outputs).
+   */
+  client_tools?: ClientToolSpec[];
+}
+
+/** A client tool of one run: what the model is shown; executor `client`, risk `auto`. */
+export interface ClientToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
 }
 
 /** A user message steered to this run (CONTRACT section 7), with the configuration a run for it would get. */
@@ -135,6 +147,7 @@ export class Run {
     metadata: Record<string, string>;
     now: Date;
     queueTtlMs: number;
+    clientTools?: ClientToolSpec[];
   }): Run {
     return new Run(
       {
@@ -153,7 +166,7 @@ export class Run {
         usage: emptyUsage(),
         limits: { ...input.limits },
         metadata: { ...input.metadata },
-        state: emptyRunState(),
+        state: input.clientTools?.length ? { ...emptyRunState(), client_tools: input.clientTools.map((t) => ({ ...t })) } : emptyRunState(),
         inbox: [],
         version: 1,
         leaseOwner: null,

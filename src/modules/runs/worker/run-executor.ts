@@ -158,13 +158,16 @@ export class RunExecutor {
   }
 
   /** What the decider needs besides the run: the clock, ids and the agent's tools. */
-  private env(): DecideEnv {
+  private env(run: Run): DecideEnv {
+    const clientTools = run.state.client_tools;
     return {
       now: Date.now(),
       newId,
       tool: (name) => {
         const t = this.tools.get(name);
-        return t ? { risk: t.risk, executor: t.executor, idempotent: t.idempotent } : null;
+        if (t) return { risk: t.risk, executor: t.executor, idempotent: t.idempotent };
+        // A client tool of this run (declared with its request): the client executes it.
+        return clientTools?.some((c) => c.name === name) ? { risk: 'auto', executor: 'client', idempotent: false } : null;
       },
       approvalsAvailable: this.approvals !== undefined,
       approvalTtlMs: this.config.approvalTtlMs,
@@ -183,7 +186,7 @@ export class RunExecutor {
       if (ctx.leaseLost) return 'lease_lost';
       if (ctx.steered) run = await this.takeSteered(run, ctx);
       ctx.inboxKnown = run.propsForPersistence().inbox.length;
-      const d = run.decide(observation, this.env());
+      const d = run.decide(observation, this.env(run));
       observation = { type: 'tick', cancel_signalled: ctx.cancelled };
       const effect = d.effect;
       let saved = true;
@@ -247,7 +250,7 @@ export class RunExecutor {
   private async takeSteered(run: Run, ctx: ExecContext): Promise<Run> {
     ctx.steered = false;
     const inbox = await this.runs.inboxOf(run.id);
-    run.decide({ type: 'input_steered', inputs: inbox }, this.env());
+    run.decide({ type: 'input_steered', inputs: inbox }, this.env(run));
     return run;
   }
 
@@ -295,6 +298,7 @@ export class RunExecutor {
         .map((name) => this.tools.get(name))
         .filter((t): t is NonNullable<typeof t> => t !== null)
         .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
+      for (const c of snap.state.client_tools ?? []) if (!toolSpecs.some((t) => t.name === c.name)) toolSpecs.push({ name: c.name, description: c.description, parameters: c.parameters });
       const attachments = await this.resolveAttachments(snap.tenantId, snap.subjectId, modelMessages);
 
       let text = '';
@@ -386,7 +390,7 @@ export class RunExecutor {
 
       const d = run.decide(
         { type: 'model_turn_ended', message_id: messageId, text, tool_calls: toolCalls, usage, failure, aborted: callSignal.aborted, cancel_signalled: ctx.cancelled },
-        this.env(),
+        this.env(run),
       );
       const ended = d.events.find((e) => e.type === 'turn_ended');
       const status = ended?.type === 'turn_ended' ? ended.status : 'failed';
@@ -413,7 +417,7 @@ export class RunExecutor {
    */
   private async closeInterruptedTurn(run: Run, ctx: ExecContext, id: string): Promise<boolean> {
     const msg = await this.messages.findById(id);
-    const d = run.decide({ type: 'interrupted_turn_read', message_id: id, content: msg?.content ?? [] }, this.env());
+    const d = run.decide({ type: 'interrupted_turn_read', message_id: id, content: msg?.content ?? [] }, this.env(run));
     const ended = d.events[0];
     const status = ended.type === 'turn_ended' ? ended.status : 'failed';
     return this.save(run, ctx, { kind: 'update', id, changes: { status, content: msg?.content ?? [] } });
@@ -482,7 +486,7 @@ export class RunExecutor {
       this.metrics?.recordToolCall(call.tool_name, raw.ok, (performance.now() - calledAt) / 1000);
       if (startSave !== null && !(await startSave)) return false;
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
-      const d = run.decide({ type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ctx.cancelled }, this.env());
+      const d = run.decide({ type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ctx.cancelled }, this.env(run));
       if (d.effect.type === 'run_tool') {
         call = d.effect.call;
         continue;
@@ -497,7 +501,7 @@ export class RunExecutor {
     for (let i = 0; i < 3; i++) {
       const run = await this.runs.findById(id);
       if (!run || run.isTerminal) return;
-      run.decide({ type: 'failed_unexpectedly' }, this.env());
+      run.decide({ type: 'failed_unexpectedly' }, this.env(run));
       try {
         await this.persistence.save(run);
         return;

@@ -1,7 +1,7 @@
 import { Command } from '@nestjs/cqrs';
 import { Principal } from '../../../../../common/auth/principal';
 import { ContentPart } from '../../../../agents/domain/model-provider';
-import { RunLimits, RunProps } from '../../../domain/run.aggregate';
+import { ClientToolSpec, RunLimits, RunProps } from '../../../domain/run.aggregate';
 
 export interface CreateRunInput {
   content: ContentPart[];
@@ -11,6 +11,8 @@ export interface CreateRunInput {
   limits?: Partial<RunLimits>;
   metadata?: Record<string, string>;
   model?: string;
+  /** Client tools of this run only (besides the agent's); not with `steer`/`interrupt` (the input joins another run). */
+  clientTools?: ClientToolSpec[];
 }
 
 /** The run that takes the input: a new one, or (`steered`) the session's active run. */

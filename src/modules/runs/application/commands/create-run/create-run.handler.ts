@@ -84,6 +84,7 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       metadata: config.metadata,
       now,
       queueTtlMs: this.config.runQueueTtlMs,
+      clientTools: input.clientTools,
     });
     // ONE statement (a batch; inside the POST's, it also stores the response and the audit
     // record): the input message appended (the session row locked, its revision checked), the

@@ -1,0 +1,202 @@
+import type { PublicRunEvent } from '../../events/domain/run-event';
+
+/** One AG-UI 1.0 event as it goes on the wire (`@ag-ui/core`'s event shapes, camelCase). */
+export type AgUiEvent = { type: string } & Record<string, unknown>;
+
+/** An approval the run waits for: an AG-UI interrupt (`RunFinishedInterruptOutcome.interrupts[]`). */
+export interface AgUiInterrupt {
+  id: string;
+  reason: 'tool_approval';
+  message: string;
+  toolCallId: string;
+  expiresAt?: string;
+  metadata: { tool_name: string; run_id: string };
+}
+
+/**
+ * Turns one native run's public events (already projected for the caller's audience) into the
+ * AG-UI 1.0 events of one AG-UI run: a pure state machine, one per response stream. It opens
+ * with `RUN_STARTED` and closes with exactly one `RUN_FINISHED` or `RUN_ERROR`, before which every
+ * text message, tool call and step it opened is closed (the rules `@ag-ui/client`'s verifier
+ * enforces). A model turn is a step (`STEP_STARTED`/`STEP_FINISHED`, named `turn_<n>`); its text
+ * is a text message with the native message id; each requested tool call is
+ * `TOOL_CALL_START`/`ARGS`/`END` (parent: the turn's message) and its outcome `TOOL_CALL_RESULT`.
+ * The AG-UI run ends where the native run stops for the caller: waiting for an approval
+ * (`interrupt` outcome), waiting for client tools (`success` with `pendingToolCallIds`), or
+ * finished (`success`, `cancelled`, or `RUN_ERROR` with the run's error code).
+ */
+export class AgUiEventMapper {
+  private started = false;
+  private finished = false;
+  private stepName: string | null = null;
+  private turnDone = false;
+  private turns = 0;
+  private textOpen: string | null = null;
+  private textSent = new Set<string>();
+  private readonly assistantMessages = new Set<string>();
+  /** Tool calls announced in this stream, in order, and whether their outcome came. */
+  private readonly calls = new Map<string, boolean>();
+  private readonly interrupts: AgUiInterrupt[] = [];
+
+  constructor(
+    private readonly threadId: string,
+    private readonly runId: string,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /** The opening event. */
+  start(input?: unknown): AgUiEvent[] {
+    if (this.started) return [];
+    this.started = true;
+    return [this.ev('RUN_STARTED', { threadId: this.threadId, runId: this.runId, protocolVersion: '1.0', ...(input === undefined ? {} : { input }) })];
+  }
+
+  /** The AG-UI events for one native event (nothing once the AG-UI run is finished). */
+  map(e: PublicRunEvent): AgUiEvent[] {
+    if (this.finished) return [];
+    const out: AgUiEvent[] = this.start();
+    const d = e.data as Record<string, any>;
+    // A finished turn's step closes at its first event that is not part of the turn.
+    if (this.turnDone && e.type !== 'tool.requested' && e.type !== 'usage') out.push(...this.closeStep());
+    switch (e.type) {
+      case 'message.started':
+        if (d.role === 'assistant') {
+          out.push(...this.closeStep());
+          this.assistantMessages.add(d.message_id);
+          this.stepName = `turn_${++this.turns}`;
+          this.turnDone = false;
+          out.push(this.ev('STEP_STARTED', { stepName: this.stepName }));
+        }
+        break;
+      case 'message.delta':
+        if (this.assistantMessages.has(d.message_id) && typeof d.delta === 'string' && d.delta !== '') {
+          out.push(...this.openText(d.message_id));
+          out.push(this.ev('TEXT_MESSAGE_CONTENT', { messageId: d.message_id, delta: d.delta }));
+        }
+        break;
+      case 'message.completed': {
+        if (!this.assistantMessages.has(d.message_id)) break;
+        const text = textOf(d.content);
+        if (!this.textSent.has(d.message_id) && text !== '') {
+          // Nothing streamed (the model answered at once): the whole text as one delta.
+          out.push(...this.openText(d.message_id));
+          out.push(this.ev('TEXT_MESSAGE_CONTENT', { messageId: d.message_id, delta: text }));
+        }
+        out.push(...this.closeText());
+        this.turnDone = true;
+        break;
+      }
+      case 'tool.requested': {
+        const id = String(d.tool_call_id);
+        if (this.calls.has(id)) break;
+        this.calls.set(id, false);
+        const parent = [...this.assistantMessages].pop();
+        out.push(this.ev('TOOL_CALL_START', { toolCallId: id, toolCallName: String(d.tool_name), ...(parent ? { parentMessageId: parent } : {}) }));
+        out.push(this.ev('TOOL_CALL_ARGS', { toolCallId: id, delta: JSON.stringify(d.arguments ?? {}) }));
+        out.push(this.ev('TOOL_CALL_END', { toolCallId: id }));
+        break;
+      }
+      case 'tool.completed':
+      case 'tool.failed': {
+        const id = String(d.tool_call_id);
+        this.calls.set(id, true);
+        const content = e.type === 'tool.completed' ? JSON.stringify(d.result ?? null) : JSON.stringify({ error: d.error ?? null });
+        out.push(this.ev('TOOL_CALL_RESULT', { messageId: `${id}_result`, toolCallId: id, content, role: 'tool' }));
+        break;
+      }
+      case 'approval.requested':
+        this.interrupts.push({
+          id: String(d.approval_id),
+          reason: 'tool_approval',
+          message: `Approve the call of ${String(d.tool_name)}?`,
+          toolCallId: String(d.tool_call_id),
+          ...(typeof d.expires_at === 'string' ? { expiresAt: d.expires_at } : {}),
+          metadata: { tool_name: String(d.tool_name), run_id: e.run_id },
+        });
+        break;
+      case 'run.waiting':
+        out.push(...this.closeAll());
+        if (d.status === 'waiting_for_approval' && this.interrupts.length > 0) {
+          out.push(this.finish({ outcome: { type: 'interrupt', interrupts: this.interrupts } }));
+        } else {
+          const pending = [...this.calls].filter(([, answered]) => !answered).map(([id]) => id);
+          out.push(this.finish({ outcome: { type: 'success', ...(pending.length ? { pendingToolCallIds: pending } : {}) } }));
+        }
+        break;
+      case 'run.finished':
+        out.push(...this.closeAll());
+        if (d.status === 'completed') out.push(this.finish({ outcome: { type: 'success' } }));
+        else if (d.status === 'cancelled') out.push(this.finish({ outcome: { type: 'cancelled' } }));
+        else {
+          const error = d.error as { code?: string; message?: string } | null;
+          const code = error?.code ?? (d.termination_reason ? `terminated_${String(d.termination_reason)}` : `run_${String(d.status)}`);
+          const message = error?.message ?? `the run ended ${String(d.status)}${d.termination_reason ? ` (${String(d.termination_reason)})` : ''}`;
+          this.finished = true;
+          out.push(this.ev('RUN_ERROR', { message, code }));
+        }
+        break;
+      default:
+        break;
+    }
+    return out;
+  }
+
+  /** A native error before or while streaming (e.g. the run vanished): the closing `RUN_ERROR`. */
+  fail(code: string, message: string): AgUiEvent[] {
+    if (this.finished) return [];
+    const out = [...this.start(), ...this.closeAll()];
+    this.finished = true;
+    out.push(this.ev('RUN_ERROR', { message, code }));
+    return out;
+  }
+
+  private openText(messageId: string): AgUiEvent[] {
+    if (this.textOpen === messageId) return [];
+    const out = this.closeText();
+    this.textOpen = messageId;
+    this.textSent.add(messageId);
+    out.push(this.ev('TEXT_MESSAGE_START', { messageId, role: 'assistant' }));
+    return out;
+  }
+
+  private closeText(): AgUiEvent[] {
+    if (this.textOpen === null) return [];
+    const messageId = this.textOpen;
+    this.textOpen = null;
+    return [this.ev('TEXT_MESSAGE_END', { messageId })];
+  }
+
+  private closeStep(): AgUiEvent[] {
+    const out = this.closeText();
+    this.turnDone = false;
+    if (this.stepName === null) return out;
+    out.push(this.ev('STEP_FINISHED', { stepName: this.stepName }));
+    this.stepName = null;
+    return out;
+  }
+
+  private closeAll(): AgUiEvent[] {
+    return this.closeStep();
+  }
+
+  private finish(fields: Record<string, unknown>): AgUiEvent {
+    this.finished = true;
+    return this.ev('RUN_FINISHED', { threadId: this.threadId, runId: this.runId, ...fields });
+  }
+
+  private ev(type: string, fields: Record<string, unknown>): AgUiEvent {
+    return { type, timestamp: this.now(), ...fields };
+  }
+}
+
+function textOf(content: unknown): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((p): p is { type: 'text'; text: string } => !!p && typeof p === 'object' && (p as any).type === 'text' && typeof (p as any).text === 'string')
+    .map((p) => p.text)
+    .join('');
+}
