@@ -17,6 +17,7 @@ import { AgentsModule } from './modules/agents/agents.module';
 import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AttachmentsModule } from './modules/attachments/attachments.module';
 import { AuditModule } from './modules/audit/audit.module';
+import { CompatOpenAiModule } from './modules/compat-openai/compat-openai.module';
 import { EventsModule } from './modules/events/events.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OpsModule } from './modules/ops/ops.module';
@@ -44,6 +45,7 @@ export class AppModule {
         AttachmentsModule,
         AuditModule,
         OpsModule,
+        CompatOpenAiModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -12,7 +12,10 @@ export function routeOf(req: Pick<FastifyRequest, 'routeOptions'>): string | nul
   return req.routeOptions?.url ?? null;
 }
 
-/** True for a route template of the API (`/v1` and below): limited, authenticated, audited. */
+/**
+ * True for a route template of the API (`/v1` and below, and the compatibility surfaces such as
+ * `/openai/v1/...`): limited, authenticated, audited. `/v1` routes answer at the second test.
+ */
 export function isApiRoute(route: string | null | undefined): boolean {
-  return route === '/v1' || (typeof route === 'string' && route.startsWith('/v1/'));
+  return route === '/v1' || (typeof route === 'string' && (route.startsWith('/v1/') || route.startsWith('/openai/v1/')));
 }

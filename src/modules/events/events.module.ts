@@ -40,6 +40,6 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
     SseStreamsService,
     EventRetentionSweeper,
   ],
-  exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver],
+  exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver, SseStreamsService],
 })
 export class EventsModule {}
