@@ -85,9 +85,11 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
   });
 
   it('a client function tool is answered by toolHandlers', async () => {
-    const s = await create('support_agent');
+    // lookup_customer is a private tool: members see its arguments redacted, as on /v1; an admin key sees them.
+    const admin = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: KEYS.adminA, maxRetries: 0 }).beta.agents.sessions;
+    const s: any = await admin.create({ agent_id: 'support_agent', environment: { type: 'none' } });
     const calls: unknown[] = [];
-    const result = await sessions()
+    const result = await admin
       .stream(s.id, {
         input: script([{ text: 'Looking the customer up.', tool_calls: [{ name: 'lookup_customer', arguments: { email: 'ada@example.com' } }] }, { text: 'Ada is a gold customer.' }]),
         toolHandlers: {
@@ -101,7 +103,7 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     expect(calls).toEqual([{ email: 'ada@example.com' }]);
     expect(result.output_text).toBe('Ada is a gold customer.');
     const items: any[] = [];
-    for await (const it of sessions().turns.items.list(result.turn_id, { session_id: s.id })) items.push(it);
+    for await (const it of admin.turns.items.list(result.turn_id, { session_id: s.id })) items.push(it);
     const call = items.find((i) => i.type === 'function_call');
     expect(call).toMatchObject({ name: 'lookup_customer', turn_id: result.turn_id });
     const out = items.find((i) => i.type === 'function_call_output');
