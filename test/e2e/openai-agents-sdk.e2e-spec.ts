@@ -145,6 +145,7 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
       }
     });
     expect(steered).toBe(true);
+    if (process.env.DEBUG_I17) console.log(JSON.stringify(events.map((e) => [e.type, e.turn?.status, e.turn?.error, e.item?.content, e.delta])));
     expect(events.filter((e) => e.type === 'agent.session.turn.created')).toHaveLength(1);
     const answers = events.filter((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'message').map((e) => e.item.content[0].text);
     expect(answers).toEqual(['a'.repeat(40), 'steered answer']);
