@@ -1,6 +1,6 @@
 import { Body, Controller, Delete, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
 import { CommandBus, QueryBus } from '@nestjs/cqrs';
-import { ApiBearerAuth, ApiExcludeController, ApiExcludeEndpoint, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiExcludeEndpoint, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
@@ -43,7 +43,6 @@ const MAX_ITEMS_MESSAGES = 5000;
  * turns and items are the native sessions, runs and messages.
  */
 @ApiTags('OpenAI Agents API (beta)')
-@ApiExcludeController()
 @ApiBearerAuth('api-key')
 @UseFilters(OpenAiErrorFilter)
 @Controller('openai/v1')
