@@ -178,6 +178,32 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     expect(turn.completed_at).not.toBeNull();
   });
 
+  it('approvals (our extension): a requires_action approval_request, answered by agent.session.input.approval_result', async () => {
+    const s = await create('support_agent');
+    const stream = await sessions().events.stream(s.id);
+    await sessions().events.create(s.id, { events: [message('Where is my order O-1001?')] });
+    let decided: any = null;
+    const events = await untilIdle(stream, async (e) => {
+      if (!decided && e.type === 'agent.session.requires_action') {
+        decided = e.session.required_actions[0];
+        expect((await sessions().retrieve(s.id)).required_actions).toEqual(e.session.required_actions);
+        await sessions().events.create(s.id, {
+          events: [{ type: 'agent.session.input.approval_result', approval_id: decided.approval_id, decision: 'approve', reason: 'ok' } as never],
+        });
+      }
+    });
+    expect(decided).toMatchObject({ type: 'approval_request', name: 'create_ticket', turn_id: events[0].turn_id });
+    expect(decided.approval_id).toMatch(/^apr_/);
+    expect(decided.call_id).toMatch(/^call_/);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(['agent.session.turn.completed', 'agent.session.idle']);
+    const out = events.find((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'function_call_output' && e.item.call_id === decided.call_id);
+    expect(out.item.status).toBe('completed');
+    const bad: any = await sessions()
+      .events.create(s.id, { events: [{ type: 'agent.session.input.approval_result', approval_id: decided.approval_id, decision: 'approve' } as never] })
+      .catch((e) => e);
+    expect(bad).toBeInstanceOf(BadRequestError);
+  });
+
   it('turns and items: after/limit/order pages and the auto-paginating iterators', async () => {
     const s = await create('support_agent');
     const ids: string[] = [];
