@@ -18,6 +18,7 @@ import { ApprovalsModule } from './modules/approvals/approvals.module';
 import { AttachmentsModule } from './modules/attachments/attachments.module';
 import { AuditModule } from './modules/audit/audit.module';
 import { CompatAgUiModule } from './modules/compat-ag-ui/compat-ag-ui.module';
+import { CompatOpenAiModule } from './modules/compat-openai/compat-openai.module';
 import { EventsModule } from './modules/events/events.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OpsModule } from './modules/ops/ops.module';
@@ -46,6 +47,7 @@ export class AppModule {
         AuditModule,
         CompatAgUiModule,
         OpsModule,
+        CompatOpenAiModule,
       ],
       controllers: [HealthController],
       providers: [

@@ -213,6 +213,25 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     const agUi = await tryItOut('post', '/ag-ui/agents/{agent_id}');
     expect(String(agUi.body)).toContain('"type":"RUN_FINISHED"');
 
+    // The OpenAI Agents API (beta) surface (its own tag; the SSE stream is documented in the tag).
+    await tryItOut('get', '/openai/v1/agents');
+    await tryItOut('get', '/openai/v1/agents/{id}', { id: 'support_agent' });
+    const o1 = (await tryItOut('post', '/openai/v1/agents/sessions')).body;
+    await tryItOut('get', '/openai/v1/agents/sessions');
+    await tryItOut('get', '/openai/v1/agents/sessions/{id}', { id: o1.id });
+    await tryItOut('post', '/openai/v1/agents/sessions/{id}', { id: o1.id });
+    await tryItOut('post', '/openai/v1/agents/sessions/{id}/events', { id: o1.id });
+    for (const end = Date.now() + 20_000; ; ) {
+      if ((await t.call(KEYS.adminA, 'GET', `/openai/v1/agents/sessions/${o1.id}`)).body.status === 'idle') break;
+      if (Date.now() > end) throw new Error('the OpenAI session did not become idle');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const turns = (await tryItOut('get', '/openai/v1/agents/sessions/{id}/turns', { id: o1.id })).body;
+    await tryItOut('get', '/openai/v1/agents/sessions/{id}/turns/{turnId}', { id: o1.id, turnId: turns.data[0].id });
+    await tryItOut('get', '/openai/v1/agents/sessions/{id}/turns/{turnId}/items', { id: o1.id, turnId: turns.data[0].id });
+    await tryItOut('get', '/openai/v1/agents/sessions/{id}/items', { id: o1.id });
+    await tryItOut('delete', '/openai/v1/agents/sessions/{id}', { id: o1.id });
+
     await tryItOut('post', '/v1/sessions/{id}/archive', { id: s2.id });
     await tryItOut('delete', '/v1/sessions/{id}', { id: s2.id });
 

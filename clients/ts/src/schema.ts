@@ -56,6 +56,168 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openai/v1/agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List agents (our configured agents in OpenAI's Agent shape) */
+        get: operations["OpenAiAgents_listAgents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an agent */
+        get: operations["OpenAiAgents_getAgent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List sessions (newest first by default) */
+        get: operations["OpenAiAgents_listSessions"];
+        put?: never;
+        /**
+         * Create a session
+         * @description `agent_id` (one of ours) and `environment: {"type":"none"}`; any other environment is 400. `Idempotency-Key` is honoured. A given `input` starts the first turn.
+         */
+        post: operations["OpenAiAgents_createSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a session (status from its active turn; `required_actions`: pending client calls and approvals) */
+        get: operations["OpenAiAgents_getSession"];
+        put?: never;
+        /** Update a session (metadata) */
+        post: operations["OpenAiAgents_updateSession"];
+        /** Delete a session (409 while a turn is active) */
+        delete: operations["OpenAiAgents_deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Submit input events (202, no body)
+         * @description A message starts a turn when the session is idle and steers the active turn otherwise; cancel stops the active turn (a tool in flight first); tool_result answers a pending client function call; approval_result (our extension) decides a pending approval. `Idempotency-Key` is honoured.
+         */
+        post: operations["OpenAiAgents_createEvents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A session's items across its turns (oldest first by default) */
+        get: operations["OpenAiAgents_listSessionItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a session's turns (its runs; newest first by default) */
+        get: operations["OpenAiAgents_listTurns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/turns/{turnId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a turn */
+        get: operations["OpenAiAgents_getTurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/turns/{turnId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A turn's items (its messages, function calls and their outputs; oldest first by default) */
+        get: operations["OpenAiAgents_listTurnItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/audit": {
         parameters: {
             query?: never;
@@ -1371,6 +1533,62 @@ export interface components {
              */
             type: "message.started";
         };
+        OpenAiEventsCreateDto: {
+            /**
+             * @description Input events: `agent.session.input.message` `{input: [{role: "user", content: [{type: "input_text", text}]}]}`, `agent.session.input.cancel`, `agent.session.input.tool_result` `{turn_id, call_id, success, output?, error?}`, and our extension `agent.session.input.approval_result` `{approval_id, decision, reason?}`.
+             * @example [
+             *       {
+             *         "type": "agent.session.input.message",
+             *         "input": [
+             *           {
+             *             "role": "user",
+             *             "content": [
+             *               {
+             *                 "type": "input_text",
+             *                 "text": "What time is it?"
+             *               }
+             *             ]
+             *           }
+             *         ]
+             *       }
+             *     ]
+             */
+            events?: string[];
+        };
+        OpenAiSessionCreateDto: {
+            /** @description Inline agents are not supported: use `agent_id`. */
+            agent?: Record<string, never>;
+            /** @example support_agent */
+            agent_id?: string;
+            /**
+             * @description Only `{"type":"none"}`.
+             * @example {
+             *       "type": "none"
+             *     }
+             */
+            environment?: Record<string, never>;
+            /** @description A first input: starts a turn at once. */
+            input?: Record<string, never>;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            review?: "none" | "auto_review";
+            spend_control?: Record<string, never>;
+            /** @description Only `false`: stream with `GET .../events` (the SDK's `sessions.stream`). */
+            stream?: boolean;
+            vault_ids?: string[];
+        };
+        OpenAiSessionUpdateDto: {
+            /** @description Not supported: the agent is pinned at creation. */
+            agent?: Record<string, never>;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            review?: "none" | "auto_review";
+            spend_control?: Record<string, never>;
+        };
         PendingApprovalDto: {
             /** @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             approval_id: string;
@@ -2530,6 +2748,281 @@ export interface operations {
                      */
                     "text/plain": string;
                 };
+            };
+        };
+    };
+    OpenAiAgents_listAgents: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listSessions: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                /** @description Only sessions of this agent. */
+                agent_id?: string;
+                limit?: number;
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_createSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiSessionCreateDto"];
+            };
+        };
+        responses: {
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_getSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_updateSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiSessionUpdateDto"];
+            };
+        };
+        responses: {
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_deleteSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_createEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiEventsCreateDto"];
+            };
+        };
+        responses: {
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listSessionItems: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listTurns: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_getTurn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                turnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listTurnItems: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+                turnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -14,8 +14,8 @@ export function routeOf(req: Pick<FastifyRequest, 'routeOptions'>): string | nul
 
 /**
  * True for a route template of the API (`/v1` and below, and the compatibility surfaces such as
- * `/ag-ui/...`): limited, authenticated, audited. `/v1` routes answer at the second test.
+ * `/openai/v1/...` and `/ag-ui/...`): limited, authenticated, audited. `/v1` routes answer at the second test.
  */
 export function isApiRoute(route: string | null | undefined): boolean {
-  return route === '/v1' || (typeof route === 'string' && (route.startsWith('/v1/') || route.startsWith('/ag-ui/')));
+  return route === '/v1' || (typeof route === 'string' && (route.startsWith('/v1/') || route.startsWith('/openai/v1/') || route.startsWith('/ag-ui/')));
 }

@@ -1,0 +1,113 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsArray, IsBoolean, IsIn, IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { toDecimalInt } from '../../../../common/http/pagination';
+
+/** `after`, `limit`, `order` as the SDK sends them (CursorPage / ConversationCursorPage). */
+export class OpenAiListQueryDto {
+  @ApiPropertyOptional({ description: 'The id of the last item of the previous page.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(128)
+  after?: string;
+
+  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
+  @IsOptional()
+  @Transform(toDecimalInt)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+
+  @ApiPropertyOptional({ enum: ['asc', 'desc'] })
+  @IsOptional()
+  @IsIn(['asc', 'desc'])
+  order?: 'asc' | 'desc';
+}
+
+export class OpenAiSessionListQueryDto extends OpenAiListQueryDto {
+  @ApiPropertyOptional({ description: 'Only sessions of this agent.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  agent_id?: string;
+}
+
+/** `POST /agents/sessions` (SessionCreateParams): what this server supports is checked by the controller. */
+export class OpenAiSessionCreateDto {
+  @ApiPropertyOptional({ description: 'Only `{"type":"none"}`.', example: { type: 'none' } })
+  @IsOptional()
+  environment?: unknown;
+
+  @ApiPropertyOptional({ example: 'support_agent' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(64)
+  agent_id?: string;
+
+  @ApiPropertyOptional({ description: 'Inline agents are not supported: use `agent_id`.' })
+  @IsOptional()
+  @IsObject()
+  agent?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ description: 'A first input: starts a turn at once.' })
+  @IsOptional()
+  input?: unknown;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, string> | null;
+
+  @ApiPropertyOptional({ enum: ['none', 'auto_review'] })
+  @IsOptional()
+  @IsIn(['none', 'auto_review'])
+  review?: 'none' | 'auto_review';
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  spend_control?: unknown;
+
+  @ApiPropertyOptional({ description: 'Only `false`: stream with `GET .../events` (the SDK\'s `sessions.stream`).' })
+  @IsOptional()
+  @IsBoolean()
+  stream?: boolean;
+
+  @ApiPropertyOptional({ type: [String] })
+  @IsOptional()
+  @IsArray()
+  vault_ids?: string[] | null;
+}
+
+export class OpenAiSessionUpdateDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, string> | null;
+
+  @ApiPropertyOptional({ description: 'Not supported: the agent is pinned at creation.' })
+  @IsOptional()
+  @IsObject()
+  agent?: Record<string, unknown>;
+
+  @ApiPropertyOptional({ enum: ['none', 'auto_review'] })
+  @IsOptional()
+  @IsIn(['none', 'auto_review'])
+  review?: 'none' | 'auto_review';
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  spend_control?: unknown;
+}
+
+/** `POST /agents/sessions/{id}/events`: the events are checked one by one (input-events.ts). */
+export class OpenAiEventsCreateDto {
+  @ApiPropertyOptional({
+    description:
+      'Input events: `agent.session.input.message` `{input: [{role: "user", content: [{type: "input_text", text}]}]}`, `agent.session.input.cancel`, ' +
+      '`agent.session.input.tool_result` `{turn_id, call_id, success, output?, error?}`, and our extension `agent.session.input.approval_result` `{approval_id, decision, reason?}`.',
+    example: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What time is it?' }] }] }],
+  })
+  @IsArray()
+  events!: unknown[];
+}

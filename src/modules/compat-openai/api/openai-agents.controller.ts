@@ -1,0 +1,368 @@
+import { Body, Controller, Delete, Get, Param, Post, Query, Req, Res, UseFilters } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
+import { ApiBearerAuth, ApiExcludeEndpoint, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
+import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
+import { Principal } from '../../../common/auth/principal';
+import { DomainError } from '../../../common/errors/domain-error';
+import { ContentPart } from '../../agents/domain/model-provider';
+import { AgentCatalog } from '../../agents/domain/agent-definition';
+import { ToolRegistry } from '../../agents/domain/tool';
+import { GetAgentQuery } from '../../agents/application/queries/get-agent/get-agent.query';
+import { ListAgentsQuery } from '../../agents/application/queries/list-agents/list-agents.query';
+import { encodeSseFrame } from '../../events/api/sse';
+import { Audience } from '../../events/domain/run-event';
+import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
+import { GetRunViewQuery } from '../../runs/application/queries/get-run-view/get-run-view.query';
+import { ListRunsQuery } from '../../runs/application/queries/list-runs/list-runs.query';
+import { RunProps } from '../../runs/domain/run.aggregate';
+import { UpdateSessionCommand } from '../../sessions/application/commands/update-session/update-session.command';
+import { DeleteSessionCommand } from '../../sessions/application/commands/delete-session/delete-session.command';
+import { ListMessagesQuery } from '../../sessions/application/queries/list-messages/list-messages.query';
+import { ListSessionsQuery } from '../../sessions/application/queries/list-sessions/list-sessions.query';
+import { MessageProps } from '../../sessions/domain/message';
+import { SessionProps } from '../../sessions/domain/session.aggregate';
+import { CompatSse } from '../../compat-shared/compat-sse';
+import { SessionEventFeed } from '../../compat-shared/session-event-feed';
+import { SessionInputs } from '../../compat-shared/session-inputs';
+import { AgentSessionProjection } from '../domain/agent-session-projection';
+import { InputEvent, InputProblem, nativeToolOutput, parseInputEvents, parseMessages } from '../domain/input-events';
+import { itemsOfMessage, pageOf, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
+import { OpenAiItem } from '../domain/openai-shapes';
+import { OpenAiEventsCreateDto, OpenAiListQueryDto, OpenAiSessionCreateDto, OpenAiSessionListQueryDto, OpenAiSessionUpdateDto } from './dto/openai.dto';
+import { OpenAiErrorFilter, OpenAiRequestError } from './openai-error.filter';
+
+/** `Last-Event-ID`: a session_sequence, or `n.k` (the k-th of several frames one native event gave). */
+const RESUME_RE = /^(\d{1,15})(?:\.(\d{1,4}))?$/;
+const MAX_ITEMS_MESSAGES = 5000;
+
+/**
+ * The OpenAI Agents API (beta) under `/openai/v1`, for the official `openai` SDK (7.55): an
+ * adapter over the native commands, queries and event stream (CONTRACT section 15). Sessions,
+ * turns and items are the native sessions, runs and messages.
+ */
+@ApiTags('OpenAI Agents API (beta)')
+@ApiBearerAuth('api-key')
+@UseFilters(OpenAiErrorFilter)
+@Controller('openai/v1')
+export class OpenAiAgentsController {
+  private readonly agents = new Map<string, Record<string, unknown>>();
+
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly idempotent: IdempotentExecutor,
+    private readonly inputs: SessionInputs,
+    private readonly feed: SessionEventFeed,
+    private readonly sse: CompatSse,
+    private readonly catalog: AgentCatalog,
+    private readonly tools: ToolRegistry,
+  ) {}
+
+  // ---- agents -------------------------------------------------------------------------------
+
+  @Get('agents')
+  @ApiOperation({ summary: 'List agents (our configured agents in OpenAI\'s Agent shape)' })
+  async listAgents(@Query() q: OpenAiListQueryDto) {
+    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery({ after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
+    return { object: 'list', data: items.map((a) => toOpenAiAgent(a.definition, a.tools)), has_more: hasMore };
+  }
+
+  @Get('agents/:id')
+  @ApiOperation({ summary: 'Retrieve an agent' })
+  async getAgent(@Param('id') id: string) {
+    const a = await this.queries.execute(new GetAgentQuery(id));
+    return toOpenAiAgent(a.definition, a.tools);
+  }
+
+  // ---- sessions -----------------------------------------------------------------------------
+
+  @Post('agents/sessions')
+  @ApiOperation({
+    summary: 'Create a session',
+    description: '`agent_id` (one of ours) and `environment: {"type":"none"}`; any other environment is 400. `Idempotency-Key` is honoured. A given `input` starts the first turn.',
+  })
+  @ApiIdempotencyKey(false)
+  @ApiJsonBody(OpenAiSessionCreateDto, {
+    session: { summary: 'A session of support_agent', value: { agent_id: 'support_agent', environment: { type: 'none' }, metadata: { channel: 'swagger' } } },
+  })
+  async createSession(@CurrentPrincipal() principal: Principal, @Body() dto: OpenAiSessionCreateDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
+    checkEnvironment(dto.environment);
+    if (dto.agent !== undefined) {
+      throw new OpenAiRequestError('inline agents are not supported by this server: pass the agent_id of a configured agent (GET /openai/v1/agents lists them)', 'agent');
+    }
+    if (dto.stream === true) throw new OpenAiRequestError('stream: true is not supported on create: create the session, then use sessions.stream (GET .../events)', 'stream');
+    if (dto.vault_ids && dto.vault_ids.length > 0) throw new OpenAiRequestError('vault_ids are not supported by this server', 'vault_ids');
+    if (dto.spend_control !== undefined && dto.spend_control !== null) throw new OpenAiRequestError('spend_control is not supported by this server', 'spend_control');
+    const metadata = checkMetadata(dto.metadata);
+    const input = dto.input === undefined || dto.input === null ? null : parseMessages(dto.input, 'input');
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const s = await this.inputs.createSession(principal, { agentId: dto.agent_id, metadata });
+      let active: Readonly<RunProps> | null = null;
+      if (input) active = (await this.inputs.submitMessage(principal, s.id, input)).run;
+      return { status: 200, body: toOpenAiSession(active ? { ...s, activeRunId: active.id } : s, this.agentOf(s), active) };
+    });
+  }
+
+  @Get('agents/sessions')
+  @ApiOperation({ summary: 'List sessions (newest first by default)' })
+  async listSessions(@CurrentPrincipal() principal: Principal, @Query() q: OpenAiSessionListQueryDto) {
+    const { items, hasMore } = await this.queries.execute(new ListSessionsQuery(principal, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
+    const shown = q.agent_id ? items.filter((s) => s.agent.id === q.agent_id) : items;
+    const data = await Promise.all(shown.map((s) => this.sessionView(principal, s)));
+    return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+  }
+
+  @Get('agents/sessions/:id')
+  @ApiOperation({ summary: 'Retrieve a session (status from its active turn; `required_actions`: pending client calls and approvals)' })
+  async getSession(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return this.sessionView(principal, await this.inputs.session(principal, id));
+  }
+
+  @Post('agents/sessions/:id')
+  @ApiOperation({ summary: 'Update a session (metadata)' })
+  @ApiParam({ name: 'id', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D' })
+  @ApiIdempotencyKey(false)
+  @ApiJsonBody(OpenAiSessionUpdateDto, { metadata: { summary: 'Tag the session', value: { metadata: { channel: 'swagger', priority: 'high' } } } })
+  async updateSession(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() dto: OpenAiSessionUpdateDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    if (dto.agent !== undefined) throw new OpenAiRequestError('the agent of a session cannot be changed on this server', 'agent');
+    if (dto.spend_control !== undefined && dto.spend_control !== null) throw new OpenAiRequestError('spend_control is not supported by this server', 'spend_control');
+    const metadata = checkMetadata(dto.metadata);
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const s = metadata === undefined ? await this.inputs.session(principal, id) : await this.commands.execute(new UpdateSessionCommand(principal, id, { metadata }));
+      return { status: 200, body: await this.sessionView(principal, s) };
+    });
+  }
+
+  @Delete('agents/sessions/:id')
+  @ApiOperation({ summary: 'Delete a session (409 while a turn is active)' })
+  async deleteSession(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    const s = await this.inputs.session(principal, id);
+    if (s.activeRunId) throw new DomainError('session_busy', 'the session has an active turn: cancel it (agent.session.input.cancel) before deleting the session', { active_run_id: s.activeRunId });
+    await this.commands.execute(new DeleteSessionCommand(principal, id));
+    return { id, object: 'agent.session.deleted', deleted: true };
+  }
+
+  // ---- input events -------------------------------------------------------------------------
+
+  @Post('agents/sessions/:id/events')
+  @ApiOperation({
+    summary: 'Submit input events (202, no body)',
+    description:
+      'A message starts a turn when the session is idle and steers the active turn otherwise; cancel stops the active turn (a tool in flight first); ' +
+      'tool_result answers a pending client function call; approval_result (our extension) decides a pending approval. `Idempotency-Key` is honoured.',
+  })
+  @ApiParam({ name: 'id', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D' })
+  @ApiIdempotencyKey(false)
+  @ApiJsonBody(OpenAiEventsCreateDto, {
+    message: {
+      summary: 'A user message: a new turn (idle session) or a steer (active turn)',
+      value: { events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_text', text: 'What time is it?' }] }] }] },
+    },
+  })
+  async createEvents(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Body() dto: OpenAiEventsCreateDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ) {
+    const events = parseInputEvents(dto);
+    await this.inputs.session(principal, id); // 404 before anything else
+    await this.idempotent.execute(req, reply, {}, async () => {
+      for (const e of events) await this.applyInput(principal, id, e);
+      return { status: 202, body: undefined };
+    });
+  }
+
+  private async applyInput(principal: Principal, sessionId: string, e: InputEvent): Promise<void> {
+    switch (e.type) {
+      case 'message':
+        await this.inputs.submitMessage(principal, sessionId, e.content as ContentPart[]);
+        return;
+      case 'cancel':
+        await this.inputs.cancelActive(principal, sessionId);
+        return;
+      case 'tool_result': {
+        const run = await this.turnOf(principal, sessionId, e.turnId);
+        const pending = (run.state.pending ?? []).some((p) => p.tool_call_id === e.callId && p.status === 'awaiting_client');
+        if (!pending) {
+          // Not (yet) awaited: the SDK's tool dispatcher retries exactly this answer shortly.
+          throw new OpenAiRequestError(`Unknown pending tool call: ${e.callId}`, 'events', 'invalid_request_error');
+        }
+        await this.inputs.submitToolOutputs(principal, run.id, [
+          e.success ? { tool_call_id: e.callId, output: nativeToolOutput(e.output) } : { tool_call_id: e.callId, error: { code: 'tool_failed', message: e.error ?? 'the client tool failed' } },
+        ]);
+        return;
+      }
+      case 'approval_result': {
+        const s = await this.inputs.session(principal, sessionId);
+        const run = s.activeRunId ? await this.turnOf(principal, sessionId, s.activeRunId) : null;
+        const pending = run && (run.state.pending ?? []).some((p) => p.approval_id === e.approvalId);
+        if (!run || !pending) throw new OpenAiRequestError(`Unknown pending approval: ${e.approvalId}`, 'events');
+        await this.inputs.decideApproval(principal, run.id, e.approvalId, e.decision, e.reason);
+        return;
+      }
+    }
+  }
+
+  // ---- the event stream ---------------------------------------------------------------------
+
+  @Get('agents/sessions/:id/events')
+  @ApiOperation({
+    summary: 'Stream session events (SSE of agent.session.* events)',
+    description:
+      'Starts with live events. Our extension: every frame has `id: <session_sequence>` (`n.k` for the k-th of several frames of one native event, the last carries `n`); ' +
+      '`Last-Event-ID: n` (or `n.k`) replays everything after it, then goes live, without loss or repeats.',
+  })
+  @ApiExcludeEndpoint() // SSE only; documented in the tag and the README
+  async streamEvents(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    const session = await this.inputs.session(principal, id);
+    const header = req.headers['last-event-id'];
+    const raw = typeof header === 'string' ? header.trim() : '';
+    let cursor: number;
+    let skipSeq = -1;
+    let skip = 0;
+    if (raw === '') {
+      cursor = await this.feed.head(id);
+    } else {
+      const m = RESUME_RE.exec(raw);
+      if (!m) throw new DomainError('invalid_cursor', 'Last-Event-ID must be a session_sequence (n) or a frame id (n.k) of this stream', { after: raw });
+      const n = Number(m[1]);
+      if (m[2] !== undefined && n > 0) {
+        cursor = n - 1;
+        skipSeq = n;
+        skip = Number(m[2]);
+      } else {
+        cursor = n;
+      }
+    }
+    await this.feed.assertCursorRetained(id, cursor);
+    const audience: Audience = principal.role === 'admin' ? 'admin' : 'member';
+    const projection = new AgentSessionProjection(sessionSnapshotOf(session, this.agentOf(session)), (name) => this.tools.get(name)?.executor === 'client');
+    for (const e of await this.feed.runHistoryAt(id, cursor, audience)) projection.apply(e);
+
+    const conn = await this.sse.open(principal, req, reply, id);
+    if (conn.isClosed) return;
+    const sub = this.feed.follow(id, cursor, audience, (events) => {
+      let text = '';
+      for (const e of events) {
+        const frames = projection.apply(e);
+        frames.forEach((f, k) => {
+          if (e.session_sequence === skipSeq && k < skip) return;
+          const frameId = k === frames.length - 1 ? String(e.session_sequence) : `${e.session_sequence}.${k + 1}`;
+          text += encodeSseFrame({ id: frameId, event: f.type, data: JSON.stringify(f) });
+        });
+      }
+      if (text !== '') conn.write(text);
+    });
+    conn.onClose(() => sub.close());
+    if (conn.isClosed) sub.close();
+  }
+
+  // ---- turns and items ----------------------------------------------------------------------
+
+  @Get('agents/sessions/:id/turns')
+  @ApiOperation({ summary: "List a session's turns (its runs; newest first by default)" })
+  async listTurns(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: OpenAiListQueryDto) {
+    const { items, hasMore } = await this.queries.execute(new ListRunsQuery(principal, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
+    const data = items.map(toOpenAiTurn);
+    return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+  }
+
+  @Get('agents/sessions/:id/turns/:turnId')
+  @ApiOperation({ summary: 'Retrieve a turn' })
+  async getTurn(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('turnId') turnId: string) {
+    return toOpenAiTurn(await this.turnOf(principal, id, turnId));
+  }
+
+  @Get('agents/sessions/:id/turns/:turnId/items')
+  @ApiOperation({ summary: "A turn's items (its messages, function calls and their outputs; oldest first by default)" })
+  async listTurnItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('turnId') turnId: string, @Query() q: OpenAiListQueryDto) {
+    await this.turnOf(principal, id, turnId);
+    const messages = (await this.allMessages(principal, id)).filter((m) => m.runId === turnId);
+    return this.itemsPage(messages, q);
+  }
+
+  @Get('agents/sessions/:id/items')
+  @ApiOperation({ summary: "A session's items across its turns (oldest first by default)" })
+  async listSessionItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: OpenAiListQueryDto) {
+    return this.itemsPage(await this.allMessages(principal, id), q);
+  }
+
+  // ---- helpers ------------------------------------------------------------------------------
+
+  private itemsPage(messages: MessageProps[], q: OpenAiListQueryDto) {
+    let all: OpenAiItem[] = messages.flatMap(itemsOfMessage);
+    if ((q.order ?? 'asc') === 'desc') all = all.reverse();
+    const page = pageOf(all, q.after, q.limit ?? 20);
+    if (!page.found) throw new OpenAiRequestError(`after: no item "${q.after}" in this list`, 'after');
+    return { object: 'list', data: page.data, has_more: page.has_more, first_id: page.data[0]?.id ?? null, last_id: page.data[page.data.length - 1]?.id ?? null };
+  }
+
+  private async allMessages(principal: Principal, sessionId: string): Promise<MessageProps[]> {
+    const out: MessageProps[] = [];
+    let after: string | undefined;
+    for (;;) {
+      const { items, hasMore } = await this.queries.execute(new ListMessagesQuery(principal, sessionId, { after, limit: 100, order: 'asc' }));
+      out.push(...items);
+      if (!hasMore || items.length === 0 || out.length >= MAX_ITEMS_MESSAGES) return out;
+      after = items[items.length - 1].id;
+    }
+  }
+
+  /** A run of this session the caller may see, or 404 (`run_not_found`). */
+  private async turnOf(principal: Principal, sessionId: string, turnId: string): Promise<Readonly<RunProps>> {
+    if (!/^run_[0-9A-Za-z-]{1,64}$/.test(turnId)) throw new DomainError('run_not_found', 'run not found', { run_id: turnId });
+    const { run } = await this.queries.execute(new GetRunViewQuery(principal, turnId));
+    if (run.sessionId !== sessionId) throw new DomainError('run_not_found', 'run not found', { run_id: turnId });
+    return run;
+  }
+
+  private async sessionView(principal: Principal, s: Readonly<SessionProps>) {
+    return toOpenAiSession(s, this.agentOf(s), await this.inputs.activeRun(principal, s));
+  }
+
+  private agentOf(s: Readonly<SessionProps>): Record<string, unknown> {
+    const key = `${s.agent.id}@${s.agent.version}@${s.agent.model}`;
+    let agent = this.agents.get(key);
+    if (!agent) {
+      const def = this.catalog.get(s.agent.id, s.agent.version);
+      const tools = (def?.tools ?? []).flatMap((n) => this.tools.get(n) ?? []);
+      agent = sessionAgentOf(s, def?.instructions ?? null, tools);
+      this.agents.set(key, agent);
+    }
+    return agent;
+  }
+}
+
+/** Only `{"type":"none"}`: this server runs agents without an execution environment. */
+function checkEnvironment(env: unknown): void {
+  if (env === undefined || env === null) throw new OpenAiRequestError('environment is required: this server supports only {"type":"none"}', 'environment');
+  const type = typeof env === 'object' && !Array.isArray(env) ? (env as { type?: unknown }).type : undefined;
+  if (type !== 'none') {
+    throw new OpenAiRequestError(
+      `environment type ${JSON.stringify(type ?? null)} is not supported: this server runs agents without an execution environment; use {"type":"none"}`,
+      'environment',
+    );
+  }
+  if (Object.keys(env as object).length > 1) throw new OpenAiRequestError('environment {"type":"none"} takes no other fields', 'environment');
+}
+
+function checkMetadata(m: Record<string, string> | null | undefined): Record<string, string> | undefined {
+  if (m === undefined || m === null) return undefined;
+  const entries = Object.entries(m);
+  if (entries.length > 16) throw new InputProblem('metadata: at most 16 keys', 'metadata');
+  for (const [k, v] of entries) {
+    if (typeof v !== 'string' || k.length > 64 || v.length > 512) throw new InputProblem('metadata: string values (keys up to 64, values up to 512 characters)', `metadata.${k}`);
+  }
+  return m;
+}
+

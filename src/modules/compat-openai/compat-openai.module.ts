@@ -1,0 +1,15 @@
+import { Module } from '@nestjs/common';
+import { AgentsModule } from '../agents/agents.module';
+import { CompatSharedModule } from '../compat-shared/compat-shared.module';
+import { IdempotencyModule } from '../idempotency/idempotency.module';
+import { OpenAiAgentsController } from './api/openai-agents.controller';
+
+/**
+ * The OpenAI Agents API (beta) surface under `/openai/v1` (CONTRACT section 15): controllers,
+ * DTOs and mappers over the native commands, queries and event stream. No tables of its own.
+ */
+@Module({
+  imports: [AgentsModule, CompatSharedModule, IdempotencyModule],
+  controllers: [OpenAiAgentsController],
+})
+export class CompatOpenAiModule {}

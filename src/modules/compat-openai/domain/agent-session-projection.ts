@@ -1,0 +1,257 @@
+import type { PublicRunEvent } from '../../events/domain/run-event';
+import {
+  AgentSessionEvent,
+  jsonText,
+  OpenAiItem,
+  OpenAiSession,
+  OpenAiTokenUsage,
+  OpenAiTurn,
+  RequiredAction,
+  SessionSnapshot,
+  SessionStatus,
+  toTokenUsage,
+  turnErrorOf,
+  turnStatusOf,
+  unixSeconds,
+} from './openai-shapes';
+
+type Data = Record<string, unknown>;
+
+interface CallState {
+  name: string;
+  arguments: string;
+  outputIndex: number;
+  client: boolean;
+  done: boolean;
+  approvalId?: string;
+}
+
+interface TurnState {
+  turn: OpenAiTurn;
+  nextOutputIndex: number;
+  messages: Map<string, { outputIndex: number; text: string; added: boolean }>;
+  calls: Map<string, CallState>;
+}
+
+/**
+ * Native session events -> the SDK's `agent.session.*` events (a pure fold: the same events
+ * always give the same output, event ids included, so a replay is identical to what was sent).
+ * One native event gives zero or more frames; `apply` returns them in the order the SDK's
+ * `TurnState` and result collector expect: `turn.created` (`subagent_id: null`) and
+ * `turn.in_progress` then `session.in_progress`; items added/done for assistant messages (text
+ * deltas between), function calls and their outputs; `session.requires_action` with the
+ * pending client calls (or approvals); the turn's terminal event, then `session.idle`.
+ * User messages are not emitted as turn items (the SDK would count them as output), but are
+ * listed as items.
+ */
+export class AgentSessionProjection {
+  private current: TurnState | null = null;
+  private usage: OpenAiTokenUsage | null = null;
+
+  constructor(
+    private readonly session: SessionSnapshot,
+    private readonly isClientTool: (name: string) => boolean,
+  ) {}
+
+  apply(e: PublicRunEvent): AgentSessionEvent[] {
+    const out: AgentSessionEvent[] = [];
+    const emit = (type: string, body: Data) => out.push({ event_id: `${e.event_id}_${out.length}`, type, ...body } as AgentSessionEvent);
+    const at = unixSeconds(e.occurred_at)!;
+    const d = e.data as Data;
+
+    if (e.type === 'run.started') {
+      this.usage = null;
+      this.current = this.newTurn(e.run_id, at, 'queued');
+      emit('agent.session.turn.created', this.turnBody());
+      this.current.turn = { ...this.current.turn, status: 'in_progress', started_at: at };
+      emit('agent.session.turn.in_progress', this.turnBody());
+      emit('agent.session.in_progress', { session: this.sessionObject('in_progress', [], at) });
+      return out;
+    }
+    // A stream that starts within a run it never saw begin (the feed replays the run's history
+    // first, so only a run whose start was purged) follows it from here.
+    if (!this.current || this.current.turn.id !== e.run_id) this.current = this.newTurn(e.run_id, at, 'in_progress');
+    const t = this.current;
+    const base = { session_id: this.session.id, turn_id: t.turn.id };
+
+    switch (e.type) {
+      case 'run.resumed': {
+        t.turn = { ...t.turn, status: 'in_progress' };
+        emit('agent.session.turn.in_progress', this.turnBody());
+        emit('agent.session.in_progress', { session: this.sessionObject('in_progress', [], at) });
+        break;
+      }
+      case 'run.waiting': {
+        t.turn = { ...t.turn, status: 'waiting' };
+        emit('agent.session.requires_action', { session: this.sessionObject('requires_action', this.requiredActions(), at) });
+        break;
+      }
+      case 'message.started': {
+        if (d.role !== 'assistant') break;
+        const id = String(d.message_id);
+        const m = { outputIndex: t.nextOutputIndex++, text: '', added: true };
+        t.messages.set(id, m);
+        emit('agent.session.turn.item.added', { ...base, output_index: m.outputIndex, item: this.messageItem(id, '', 'in_progress', null) });
+        break;
+      }
+      case 'message.delta': {
+        const id = String(d.message_id);
+        const m = t.messages.get(id);
+        if (!m) break;
+        const delta = String(d.delta ?? '');
+        m.text += delta;
+        emit('agent.session.turn.output_text.delta', { ...base, item_id: id, output_index: m.outputIndex, content_index: 0, delta });
+        break;
+      }
+      case 'message.completed': {
+        const id = String(d.message_id);
+        const content = Array.isArray(d.content) ? (d.content as Data[]) : [];
+        let m = t.messages.get(id);
+        if (!m) {
+          // Only assistant messages have deltas and tool calls; others (tool results) are not output.
+          if (content.some((p) => p.type === 'tool_result')) break;
+          m = { outputIndex: t.nextOutputIndex++, text: '', added: true };
+          t.messages.set(id, m);
+          emit('agent.session.turn.item.added', { ...base, output_index: m.outputIndex, item: this.messageItem(id, '', 'in_progress', null) });
+        }
+        const text = content
+          .filter((p) => p.type === 'text')
+          .map((p) => String(p.text ?? ''))
+          .join('');
+        const phase = content.some((p) => p.type === 'tool_call') ? 'commentary' : 'final_answer';
+        emit('agent.session.turn.output_text.done', { ...base, item_id: id, output_index: m.outputIndex, content_index: 0, text });
+        emit('agent.session.turn.item.done', { ...base, output_index: m.outputIndex, item: this.messageItem(id, text, 'completed', phase) });
+        break;
+      }
+      case 'tool.requested': {
+        const callId = String(d.tool_call_id);
+        const name = String(d.tool_name);
+        const c: CallState = { name, arguments: jsonText(d.arguments), outputIndex: t.nextOutputIndex++, client: this.isClientTool(name), done: false };
+        t.calls.set(callId, c);
+        emit('agent.session.turn.item.added', { ...base, output_index: c.outputIndex, item: this.callItem(callId, c, 'in_progress') });
+        break;
+      }
+      case 'approval.requested': {
+        const c = t.calls.get(String(d.tool_call_id));
+        if (c) c.approvalId = String(d.approval_id);
+        break;
+      }
+      case 'approval.accepted':
+      case 'approval.rejected': {
+        const c = t.calls.get(String(d.tool_call_id));
+        if (c) c.approvalId = undefined;
+        break;
+      }
+      case 'tool.completed':
+      case 'tool.failed': {
+        const callId = String(d.tool_call_id);
+        const c = t.calls.get(callId);
+        if (!c) break;
+        c.done = true;
+        c.approvalId = undefined;
+        const ok = e.type === 'tool.completed';
+        emit('agent.session.turn.item.done', { ...base, output_index: c.outputIndex, item: this.callItem(callId, c, ok ? 'completed' : 'failed') });
+        const err = d.error as Data | undefined;
+        const message = err ? (typeof err.message === 'string' ? err.message : JSON.stringify(err.message ?? null)) : null;
+        const output: OpenAiItem = {
+          id: `out_${callId}`,
+          type: 'function_call_output',
+          call_id: callId,
+          output: ok ? jsonText(d.result) : null,
+          error: ok ? null : `${String(err?.code ?? 'tool_failed')}: ${message ?? ''}`,
+          status: ok ? 'completed' : 'failed',
+          turn_id: t.turn.id,
+        };
+        const index = t.nextOutputIndex++;
+        emit('agent.session.turn.item.added', { ...base, output_index: index, item: output });
+        emit('agent.session.turn.item.done', { ...base, output_index: index, item: output });
+        break;
+      }
+      case 'usage': {
+        this.usage = toTokenUsage(d as never);
+        t.turn = { ...t.turn, usage: this.usage };
+        break;
+      }
+      case 'run.finished': {
+        const status = String(d.status);
+        this.usage = toTokenUsage(d.usage as never) ?? this.usage;
+        t.turn = {
+          ...t.turn,
+          status: turnStatusOf(status),
+          completed_at: at,
+          usage: this.usage,
+          error: turnErrorOf(status, d.error as never, d.termination_reason as string | null),
+        };
+        const type = t.turn.status === 'completed' ? 'agent.session.turn.completed' : t.turn.status === 'cancelled' ? 'agent.session.turn.cancelled' : 'agent.session.turn.failed';
+        emit(type, { ...this.turnBody(), usage: this.usage });
+        emit('agent.session.idle', { session: this.sessionObject('idle', [], at) });
+        this.current = null;
+        break;
+      }
+      default:
+        break; // run.cancel_requested, run.input, tool.started: nothing to say on this surface
+    }
+    return out;
+  }
+
+  /** The pending client function calls and approvals of the current turn. */
+  requiredActions(): RequiredAction[] {
+    const t = this.current;
+    if (!t) return [];
+    const actions: RequiredAction[] = [];
+    for (const [callId, c] of t.calls) {
+      if (c.done) continue;
+      if (c.approvalId) actions.push({ type: 'approval_request', turn_id: t.turn.id, approval_id: c.approvalId, call_id: callId, name: c.name, arguments: c.arguments });
+      else if (c.client) actions.push({ type: 'function_call', turn_id: t.turn.id, call_id: callId, name: c.name, arguments: c.arguments });
+    }
+    return actions;
+  }
+
+  private newTurn(runId: string, at: number, status: OpenAiTurn['status']): TurnState {
+    return {
+      turn: {
+        id: runId,
+        agent_id: String(this.session.agent.id ?? ''),
+        completed_at: null,
+        created_at: at,
+        error: null,
+        object: 'agent.session.turn',
+        session_id: this.session.id,
+        started_at: status === 'queued' ? null : at,
+        status,
+        subagent_id: null,
+        usage: null,
+      },
+      nextOutputIndex: 0,
+      messages: new Map(),
+      calls: new Map(),
+    };
+  }
+
+  private turnBody(): Data {
+    const t = this.current!;
+    return { session_id: this.session.id, turn_id: t.turn.id, turn: { ...t.turn } };
+  }
+
+  private sessionObject(status: SessionStatus, required: RequiredAction[], at: number): OpenAiSession {
+    return {
+      ...this.session,
+      object: 'agent.session',
+      environment: { type: 'none' },
+      error: null,
+      last_active_at: at,
+      required_actions: required,
+      status,
+      usage: this.usage,
+      vault_ids: [],
+    };
+  }
+
+  private messageItem(id: string, text: string, status: 'in_progress' | 'completed', phase: 'commentary' | 'final_answer' | null): OpenAiItem {
+    return { id, type: 'message', role: 'assistant', status, phase, content: text === '' && status === 'in_progress' ? [] : [{ type: 'output_text', text }], turn_id: this.current!.turn.id };
+  }
+
+  private callItem(callId: string, c: CallState, status: 'in_progress' | 'completed' | 'failed'): OpenAiItem {
+    return { id: callId, type: 'function_call', call_id: callId, name: c.name, arguments: c.arguments, status, turn_id: this.current!.turn.id };
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The OpenAI Agents API (beta) resources this adapter answers, as the `openai` SDK 7.55 declares
+ * them (`resources/beta/agents/**`). Pure data, no framework. Timestamps are Unix seconds.
+ */
+export type Json = Record<string, unknown>;
+
+export interface OpenAiTokenUsage {
+  input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
+  output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
+  total_tokens: number;
+}
+
+export type TurnStatus = 'queued' | 'in_progress' | 'waiting' | 'completed' | 'failed' | 'cancelled';
+
+export interface OpenAiTurn {
+  id: string;
+  agent_id: string;
+  completed_at: number | null;
+  created_at: number;
+  error: { code: string; message: string } | null;
+  object: 'agent.session.turn';
+  session_id: string;
+  started_at: number | null;
+  status: TurnStatus;
+  subagent_id: null;
+  usage: OpenAiTokenUsage | null;
+}
+
+export type RequiredAction =
+  | { type: 'function_call'; turn_id: string; call_id: string; name: string; arguments: string }
+  /** Our extension (CONTRACT section 15): a server tool call that waits for a human decision. */
+  | { type: 'approval_request'; turn_id: string; approval_id: string; call_id: string; name: string; arguments: string };
+
+export type SessionStatus = 'idle' | 'in_progress' | 'requires_action' | 'failed';
+
+/** The parts of an `agent.session` that do not change while a stream runs. */
+export interface SessionSnapshot {
+  id: string;
+  agent: Json;
+  created_at: number;
+  metadata: Record<string, string>;
+}
+
+export interface OpenAiSession extends SessionSnapshot {
+  object: 'agent.session';
+  environment: { type: 'none' };
+  error: string | null;
+  last_active_at: number;
+  required_actions: RequiredAction[];
+  status: SessionStatus;
+  usage: OpenAiTokenUsage | null;
+  vault_ids: string[];
+}
+
+export type OpenAiItem =
+  | {
+      id: string;
+      type: 'message';
+      role: 'user' | 'assistant';
+      status: 'in_progress' | 'completed' | 'incomplete';
+      phase: 'commentary' | 'final_answer' | null;
+      content: Array<{ type: 'output_text' | 'input_text'; text: string }>;
+      turn_id: string;
+    }
+  | { id: string; type: 'function_call'; call_id: string; name: string; arguments: string; status: 'in_progress' | 'completed' | 'failed' | 'incomplete'; turn_id: string }
+  | {
+      id: string;
+      type: 'function_call_output';
+      call_id: string;
+      output: string | null;
+      error: string | null;
+      status: 'completed' | 'failed';
+      turn_id: string;
+    };
+
+/** One `agent.session.*` event (SSE `data:`). */
+export type AgentSessionEvent = Json & { event_id: string; type: string };
+
+export function unixSeconds(d: Date | string | null | undefined): number | null {
+  if (d === null || d === undefined) return null;
+  return Math.floor((typeof d === 'string' ? Date.parse(d) : d.getTime()) / 1000);
+}
+
+export function toTokenUsage(u: { input_tokens?: number; output_tokens?: number; cached_input_tokens?: number } | null | undefined): OpenAiTokenUsage | null {
+  if (!u) return null;
+  const input = u.input_tokens ?? 0;
+  const output = u.output_tokens ?? 0;
+  return {
+    input_tokens: input,
+    input_tokens_details: { cached_tokens: u.cached_input_tokens ?? 0 },
+    output_tokens: output,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: input + output,
+  };
+}
+
+/** Tool arguments and outputs travel as JSON text on this surface, as OpenAI sends them. */
+export function jsonText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value ?? {});
+}
+
+/** Native run status -> turn status. */
+export function turnStatusOf(status: string): TurnStatus {
+  switch (status) {
+    case 'queued':
+      return 'queued';
+    case 'running':
+    case 'cancelling':
+      return 'in_progress';
+    case 'waiting_for_approval':
+    case 'waiting_for_tool':
+      return 'waiting';
+    case 'completed':
+      return 'completed';
+    case 'cancelled':
+      return 'cancelled';
+    default:
+      return 'failed'; // failed, expired, terminated
+  }
+}
+
+/** Why a turn failed, from a run's error or termination reason. */
+export function turnErrorOf(status: string, error: { code?: string; message?: string } | null | undefined, terminationReason: string | null | undefined): OpenAiTurn['error'] {
+  if (status === 'completed' || status === 'cancelled') return null;
+  if (status === 'terminated') return { code: 'request_timeout', message: `the turn was terminated: ${terminationReason ?? 'limit reached'}` };
+  if (status === 'expired') return { code: 'request_timeout', message: error?.message ?? 'the turn expired' };
+  if (!error) return status === 'failed' ? { code: 'internal_error', message: 'the turn failed' } : null;
+  return { code: 'server_error', message: `${error.code ?? 'error'}: ${error.message ?? ''}`.trim() };
+}

@@ -1,0 +1,317 @@
+import OpenAI, { BadRequestError, NotFoundError } from 'openai';
+import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+import { script } from '../helpers/runs';
+import { openSse, SseEvent } from '../helpers/sse-client';
+
+/**
+ * CONTRACT section 15: the official `openai` SDK (7.55, `client.beta.agents`) against the running
+ * app on `/openai/v1`, over the native sessions, runs, messages and event stream.
+ */
+describe('OpenAI Agents API (beta) with the official openai SDK', () => {
+  let t: TestApp;
+  let client: OpenAI;
+  const key = KEYS.memberA1;
+
+  beforeAll(async () => {
+    t = await startTestApp({ SSE_KEEPALIVE_MS: '1000' });
+    client = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: key, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const sessions = () => client.beta.agents.sessions;
+  const create = (agent_id = 'assistant'): Promise<any> => sessions().create({ agent_id, environment: { type: 'none' } });
+  const message = (text: string) => ({ type: 'agent.session.input.message' as const, input: [{ role: 'user' as const, content: [{ type: 'input_text' as const, text }] }] });
+
+  async function waitIdle(id: string, ms = 20000): Promise<any> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const s = await sessions().retrieve(id);
+      if (s.status === 'idle') return s;
+      if (Date.now() > until) throw new Error(`session ${id} is still ${s.status}`);
+      await new Promise((r) => setTimeout(r, 30));
+    }
+  }
+
+  /** Reads SDK stream events until the turn's terminal event and the session.idle after it. */
+  async function untilIdle(stream: AsyncIterable<any>, onEvent?: (e: any) => Promise<void> | void): Promise<any[]> {
+    const seen: any[] = [];
+    let ended = false;
+    for await (const e of stream) {
+      seen.push(e);
+      await onEvent?.(e);
+      if (['agent.session.turn.completed', 'agent.session.turn.failed', 'agent.session.turn.cancelled'].includes(e.type)) ended = true;
+      if (ended && e.type === 'agent.session.idle') break;
+    }
+    return seen;
+  }
+
+  it('creates a session (Unix-second timestamps), visible through /v1 and back', async () => {
+    const s: any = await create();
+    expect(s).toMatchObject({ object: 'agent.session', status: 'idle', required_actions: [], environment: { type: 'none' }, agent: { id: 'assistant' } });
+    expect(s.id).toMatch(/^sess_/);
+    expect(Number.isInteger(s.created_at)).toBe(true);
+    expect(Math.abs(s.created_at - Date.now() / 1000)).toBeLessThan(60);
+    expect((await t.call(key, 'GET', `/v1/sessions/${s.id}`)).status).toBe(200);
+    const native = await t.call(key, 'POST', '/v1/sessions', { agent_id: 'assistant' });
+    expect((await sessions().retrieve(native.body.id)).id).toBe(native.body.id);
+    const listed: string[] = [];
+    for await (const x of sessions().list({ limit: 1 })) listed.push(x.id);
+    expect(listed).toEqual(expect.arrayContaining([s.id, native.body.id]));
+    expect(new Set(listed).size).toBe(listed.length);
+    const updated: any = await sessions().update(s.id, { metadata: { channel: 'sdk' } });
+    expect(updated.metadata).toEqual({ channel: 'sdk' });
+    expect((await t.call(key, 'GET', `/v1/sessions/${s.id}`)).body.metadata).toEqual({ channel: 'sdk' });
+    const agents: string[] = [];
+    for await (const a of client.beta.agents.list()) agents.push(a.id);
+    expect(agents).toEqual(expect.arrayContaining(['assistant', 'support_agent']));
+    expect((await client.beta.agents.retrieve('support_agent')).tools.map((x: any) => x.name)).toContain('lookup_customer');
+    const deleted: any = await sessions().delete(native.body.id);
+    expect(deleted).toMatchObject({ id: native.body.id, deleted: true });
+    expect((await t.call(key, 'GET', `/v1/sessions/${native.body.id}`)).status).toBe(404);
+  });
+
+  it('sessions.stream(id, {input}).finalResult() returns the agent answer', async () => {
+    const s = await create();
+    const result = await sessions()
+      .stream(s.id, { input: script([{ text: 'Hello from the agent, in pieces.', chunk_size: 4 }]) })
+      .finalResult();
+    expect(result.output_text).toBe('Hello from the agent, in pieces.');
+    expect(result.session_id).toBe(s.id);
+    expect(result.turn_id).toMatch(/^run_/);
+    expect((await t.call(key, 'GET', `/v1/runs/${result.turn_id}`)).body.status).toBe('completed');
+    expect((await sessions().retrieve(s.id)).status).toBe('idle');
+  });
+
+  it('a client function tool is answered by toolHandlers', async () => {
+    // lookup_customer is a private tool: members see its arguments redacted, as on /v1; an admin key sees them.
+    const admin = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: KEYS.adminA, maxRetries: 0 }).beta.agents.sessions;
+    const s: any = await admin.create({ agent_id: 'support_agent', environment: { type: 'none' } });
+    const calls: unknown[] = [];
+    const result = await admin
+      .stream(s.id, {
+        input: script([{ text: 'Looking the customer up.', tool_calls: [{ name: 'lookup_customer', arguments: { email: 'ada@example.com' } }] }, { text: 'Ada is a gold customer.' }]),
+        toolHandlers: {
+          lookup_customer: async (args: any) => {
+            calls.push(args);
+            return { name: 'Ada Lovelace', tier: 'gold' };
+          },
+        } as never,
+      })
+      .finalResult();
+    expect(calls).toEqual([{ email: 'ada@example.com' }]);
+    expect(result.output_text).toBe('Ada is a gold customer.');
+    const items: any[] = [];
+    for await (const it of admin.turns.items.list(result.turn_id, { session_id: s.id })) items.push(it);
+    const call = items.find((i) => i.type === 'function_call');
+    expect(call).toMatchObject({ name: 'lookup_customer', turn_id: result.turn_id });
+    const out = items.find((i) => i.type === 'function_call_output');
+    expect(out).toMatchObject({ call_id: call.call_id, status: 'completed' });
+    expect(JSON.parse(out.output)).toEqual({ name: 'Ada Lovelace', tier: 'gold' });
+  });
+
+  it('sessions.events.stream + events.create start a second turn, in the order the SDK expects', async () => {
+    const s = await create();
+    await sessions().stream(s.id, { input: script([{ text: 'first' }]) }).finalResult();
+    const stream = await sessions().events.stream(s.id);
+    await sessions().events.create(s.id, { events: [message(script([{ text: 'second answer', chunk_size: 3 }]))] });
+    const events = await untilIdle(stream);
+    const types = events.map((e) => e.type);
+    expect(types[0]).toBe('agent.session.turn.created'); // live from now: nothing of the first turn
+    expect(events[0].turn).toMatchObject({ subagent_id: null, session_id: s.id, object: 'agent.session.turn' });
+    const turnId = events[0].turn_id;
+    expect(types.slice(0, 3)).toEqual(['agent.session.turn.created', 'agent.session.turn.in_progress', 'agent.session.in_progress']);
+    expect(types.slice(-2)).toEqual(['agent.session.turn.completed', 'agent.session.idle']);
+    const deltas = events.filter((e) => e.type === 'agent.session.turn.output_text.delta').map((e) => e.delta).join('');
+    expect(deltas).toBe('second answer');
+    const done = events.find((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'message');
+    expect(done.item).toMatchObject({ role: 'assistant', status: 'completed', phase: 'final_answer', content: [{ type: 'output_text', text: 'second answer' }], turn_id: turnId });
+    expect(types.indexOf('agent.session.turn.item.added')).toBeLessThan(types.indexOf('agent.session.turn.item.done'));
+    expect(new Set(events.map((e) => e.event_id)).size).toBe(events.length);
+    expect(events.find((e) => e.type === 'agent.session.turn.completed').turn.status).toBe('completed');
+    expect(events[events.length - 1].session.status).toBe('idle');
+  });
+
+  it('input while a turn is active steers it (no second turn)', async () => {
+    const s = await create();
+    const stream = await sessions().events.stream(s.id);
+    await sessions().events.create(s.id, { events: [message(script([{ text: 'a'.repeat(40), chunk_size: 2, delay_ms: 25 }]))] });
+    let steered = false;
+    const events = await untilIdle(stream, async (e) => {
+      if (!steered && e.type === 'agent.session.turn.output_text.delta') {
+        steered = true;
+        await sessions().events.create(s.id, { events: [message(script([{ text: 'steered answer' }]))] });
+      }
+    });
+    expect(steered).toBe(true);
+    if (process.env.DEBUG_I17) console.log(JSON.stringify(events.map((e) => [e.type, e.turn?.status, e.turn?.error, e.item?.content, e.delta])));
+    expect(events.filter((e) => e.type === 'agent.session.turn.created')).toHaveLength(1);
+    const answers = events.filter((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'message').map((e) => e.item.content[0].text);
+    expect(answers).toEqual(['a'.repeat(40), 'steered answer']);
+    const turns: any[] = [];
+    for await (const x of sessions().turns.list(s.id)) turns.push(x);
+    expect(turns).toHaveLength(1);
+    expect(turns[0].status).toBe('completed');
+  });
+
+  it('cancel during a slow tool: the turn ends cancelled only after the tool stopped', async () => {
+    const s = await create();
+    const stream = await sessions().events.stream(s.id);
+    await sessions().events.create(s.id, { events: [message(script([{ tool_calls: [{ name: 'slow_tool', arguments: { ms: 1500 } }] }, { text: 'never' }]))] });
+    let cancelledAt = 0;
+    const events = await untilIdle(stream, async (e) => {
+      if (!cancelledAt && e.type === 'agent.session.turn.item.added' && e.item.type === 'function_call') {
+        await new Promise((r) => setTimeout(r, 300));
+        await sessions().events.create(s.id, { events: [{ type: 'agent.session.input.cancel' }] });
+        cancelledAt = Date.now();
+      }
+    });
+    const types = events.map((e) => e.type);
+    expect(types.slice(-2)).toEqual(['agent.session.turn.cancelled', 'agent.session.idle']);
+    const callDone = events.findIndex((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'function_call');
+    expect(callDone).toBeGreaterThan(-1);
+    expect(callDone).toBeLessThan(types.indexOf('agent.session.turn.cancelled'));
+    expect(events.some((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'message' && e.item.content[0]?.text === 'never')).toBe(false);
+    const turn = await sessions().turns.retrieve(events[0].turn_id, { session_id: s.id });
+    expect(turn.status).toBe('cancelled');
+    expect(turn.completed_at).not.toBeNull();
+  });
+
+  it('approvals (our extension): a requires_action approval_request, answered by agent.session.input.approval_result', async () => {
+    const s = await create('support_agent');
+    const stream = await sessions().events.stream(s.id);
+    await sessions().events.create(s.id, { events: [message('Where is my order O-1001?')] });
+    let decided: any = null;
+    const events = await untilIdle(stream, async (e) => {
+      if (!decided && e.type === 'agent.session.requires_action') {
+        decided = e.session.required_actions[0];
+        expect((await sessions().retrieve(s.id)).required_actions).toEqual(e.session.required_actions);
+        await sessions().events.create(s.id, {
+          events: [{ type: 'agent.session.input.approval_result', approval_id: decided.approval_id, decision: 'approve', reason: 'ok' } as never],
+        });
+      }
+    });
+    expect(decided).toMatchObject({ type: 'approval_request', name: 'create_ticket', turn_id: events[0].turn_id });
+    expect(decided.approval_id).toMatch(/^apr_/);
+    expect(decided.call_id).toMatch(/^call_/);
+    expect(events.slice(-2).map((e) => e.type)).toEqual(['agent.session.turn.completed', 'agent.session.idle']);
+    const out = events.find((e) => e.type === 'agent.session.turn.item.done' && e.item.type === 'function_call_output' && e.item.call_id === decided.call_id);
+    expect(out.item.status).toBe('completed');
+    const bad: any = await sessions()
+      .events.create(s.id, { events: [{ type: 'agent.session.input.approval_result', approval_id: decided.approval_id, decision: 'approve' } as never] })
+      .catch((e) => e);
+    expect(bad).toBeInstanceOf(BadRequestError);
+  });
+
+  it('turns and items: after/limit/order pages and the auto-paginating iterators', async () => {
+    const s = await create('support_agent');
+    const ids: string[] = [];
+    for (const text of ['one', 'two', 'three']) {
+      ids.push((await sessions().stream(s.id, { input: script([{ text }]) }).finalResult()).turn_id);
+    }
+    const page = await sessions().turns.list(s.id, { limit: 1, order: 'asc' });
+    expect(page.data.map((x) => x.id)).toEqual([ids[0]]);
+    expect(page.has_more).toBe(true);
+    const asc: string[] = [];
+    for await (const x of sessions().turns.list(s.id, { limit: 1, order: 'asc' })) asc.push(x.id);
+    expect(asc).toEqual(ids);
+    const desc: string[] = [];
+    for await (const x of sessions().turns.list(s.id, { limit: 2 })) desc.push(x.id);
+    expect(desc).toEqual([...ids].reverse());
+    const after = await sessions().turns.list(s.id, { after: ids[0], order: 'asc' });
+    expect(after.data.map((x) => x.id)).toEqual(ids.slice(1));
+
+    const all = (await sessions().items.list(s.id, { limit: 100 })).data;
+    expect(all).toHaveLength(6); // three user messages, three answers
+    expect(all.map((i: any) => i.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
+    const paged: string[] = [];
+    for await (const i of sessions().items.list(s.id, { limit: 2 })) paged.push(i.id!);
+    expect(paged).toEqual(all.map((i: any) => i.id));
+    const reversed: string[] = [];
+    for await (const i of sessions().items.list(s.id, { limit: 4, order: 'desc' })) reversed.push(i.id!);
+    expect(reversed).toEqual(all.map((i: any) => i.id).reverse());
+    const turnItems: any[] = [];
+    for await (const i of sessions().turns.items.list(ids[1], { session_id: s.id, limit: 1 })) turnItems.push(i);
+    expect(turnItems.map((i) => [i.role, i.content[0].text])).toEqual([
+      ['user', script([{ text: 'two' }])],
+      ['assistant', 'two'],
+    ]);
+  });
+
+  it('a retried events.create with one Idempotency-Key starts one turn', async () => {
+    const s = await create();
+    const body = { events: [message(script([{ text: 'once' }]))], 'Idempotency-Key': `idem-${Date.now()}` };
+    await sessions().events.create(s.id, body);
+    await sessions().events.create(s.id, body);
+    await waitIdle(s.id);
+    const turns: any[] = [];
+    for await (const x of sessions().turns.list(s.id)) turns.push(x);
+    expect(turns).toHaveLength(1);
+    expect((await t.call(key, 'GET', `/v1/sessions/${s.id}/runs`)).body.data).toHaveLength(1);
+  });
+
+  it("another tenant's session is 404 (NotFoundError)", async () => {
+    const s = await create();
+    const other = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: KEYS.memberB, maxRetries: 0 });
+    await expect(other.beta.agents.sessions.retrieve(s.id)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.beta.agents.sessions.events.create(s.id, { events: [message('hi')] })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(other.beta.agents.sessions.turns.list(s.id).then((p) => p.data)).rejects.toBeInstanceOf(NotFoundError);
+    const err: any = await other.beta.agents.sessions.events.stream(s.id).catch((e) => e);
+    expect(err).toBeInstanceOf(NotFoundError);
+    expect(err.code).toBe('session_not_found');
+  });
+
+  it('an unsupported environment is 400 (BadRequestError) with a clear message and param', async () => {
+    const err: any = await sessions()
+      .create({ agent_id: 'assistant', environment: { type: 'openai_hosted' } } as never)
+      .catch((e) => e);
+    expect(err).toBeInstanceOf(BadRequestError);
+    expect(err.message).toMatch(/environment type "openai_hosted" is not supported.*\{"type":"none"\}/);
+    expect(err.param).toBe('environment');
+    expect(err.code).toBe('invalid_request');
+  });
+
+  it('a stream cut mid-turn and resumed with Last-Event-ID delivers every event exactly once', async () => {
+    const s = await create();
+    const url = `${t.url}/openai/v1/agents/sessions/${s.id}/events`;
+    const headers = { authorization: `Bearer ${key}` };
+    const first = await openSse(url, { headers });
+    const before = await t.call(key, 'GET', `/v1/sessions/${s.id}/events`);
+    const start = before.body.last_sequence as number;
+    await sessions().events.create(s.id, {
+      events: [message(script([{ text: 'Looking.', tool_calls: [{ name: 'get_time', arguments: {} }] }, { text: 'x'.repeat(30), chunk_size: 1, delay_ms: 15 }]))],
+    });
+    const got: SseEvent[] = [];
+    let cuts = 0;
+    let stream = first;
+    for (;;) {
+      const e = await stream.next(15000);
+      if (e === null) throw new Error('stream ended');
+      got.push(e);
+      if (e.json.type === 'agent.session.idle' && got.some((g) => g.json.type === 'agent.session.turn.completed')) break;
+      // Cut after the 2nd (in the middle of run.started's three frames), 5th, 9th and 14th frame.
+      if ([2, 5, 9, 14].includes(got.length)) {
+        stream.close();
+        cuts++;
+        stream = await openSse(url, { headers: { ...headers, 'last-event-id': e.id! } });
+      }
+    }
+    stream.close();
+    expect(cuts).toBe(4);
+    expect(got.some((e) => e.id!.includes('.'))).toBe(true); // several frames of one native event
+    const replay = await openSse(url, { headers: { ...headers, 'last-event-id': String(start) } });
+    const full: SseEvent[] = [];
+    for (;;) {
+      const e = await replay.next(15000);
+      if (e === null) break;
+      full.push(e);
+      if (e.json.type === 'agent.session.idle') break;
+    }
+    replay.close();
+    expect(got.map((e) => e.json.event_id)).toEqual(full.map((e) => e.json.event_id));
+    expect(got.map((e) => e.data)).toEqual(full.map((e) => e.data));
+    expect(new Set(got.map((e) => e.json.event_id)).size).toBe(got.length);
+    expect(got[0].json.type).toBe('agent.session.turn.created');
+  });
+});
