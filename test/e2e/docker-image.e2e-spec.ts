@@ -118,7 +118,8 @@ describe('the Docker image (file layout replayed from the Dockerfile)', () => {
   });
 
   it('serves /console, /docs and the API with API_KEYS set, starts quietly, and logs runs and error codes', async () => {
-    proc = runImage(layout, { PORT: '0', API_KEYS: `${KEY}:tenant_img:user_img:admin`, ...(db ? { DATABASE_URL: db.url } : {}) });
+    // The image runs with NODE_ENV=production: with DATABASE_URL it needs AUDIT_HMAC_KEY, as compose passes it.
+    proc = runImage(layout, { PORT: '0', API_KEYS: `${KEY}:tenant_img:user_img:admin`, ...(db ? { DATABASE_URL: db.url, AUDIT_HMAC_KEY: 'docker-image-test-audit-key-0123456789abcdef' } : {}) });
     const url = await waitForListening(proc);
     const startup = logLines(proc);
 
