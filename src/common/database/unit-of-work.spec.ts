@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { BatchWrite, batchStatement, UnitOfWork } from './unit-of-work';
+import { BatchWrite, batchStatement, retryOnDeadlock, UnitOfWork } from './unit-of-work';
 
 /** A DataSource stand-in that records which manager ran what and whether a transaction opened. */
 function fakeDataSource(fail?: (sql: string) => unknown) {
@@ -224,5 +224,30 @@ describe('UnitOfWork', () => {
       'tx: RELEASE SAVEPOINT uow_write',
       'COMMIT',
     ]);
+  });
+});
+
+describe('retryOnDeadlock', () => {
+  const deadlock = () => Object.assign(new Error('deadlock detected'), { driverError: { code: '40P01' } });
+
+  it('runs a deadlock victim again and returns its result', async () => {
+    let calls = 0;
+    await expect(
+      retryOnDeadlock(async () => {
+        calls++;
+        if (calls < 3) throw deadlock();
+        return 'ok';
+      }),
+    ).resolves.toBe('ok');
+    expect(calls).toBe(3);
+  });
+
+  it('gives up after five attempts and does not retry other errors', async () => {
+    let calls = 0;
+    await expect(retryOnDeadlock(async () => { calls++; throw deadlock(); })).rejects.toThrow('deadlock detected');
+    expect(calls).toBe(5);
+    calls = 0;
+    await expect(retryOnDeadlock(async () => { calls++; throw Object.assign(new Error('unique'), { code: '23505' }); })).rejects.toThrow('unique');
+    expect(calls).toBe(1);
   });
 });

@@ -132,11 +132,13 @@ export class UnitOfWork {
     if (existing && !existing.single) return fn(existing.manager);
     if (existing) throw new Error(`a transaction cannot start inside UnitOfWork.${existing.writes ? 'batch' : 'statement'}()`);
     const ctx: TxContext = { manager: undefined as unknown as EntityManager, afterCommit: [], single: false };
-    const result = await this.dataSource.transaction(async (manager) => {
-      ctx.manager = manager;
-      ctx.afterCommit = [];
-      return this.als.run(ctx, () => fn(manager));
-    });
+    const result = await retryOnDeadlock(() =>
+      this.dataSource.transaction(async (manager) => {
+        ctx.manager = manager;
+        ctx.afterCommit = [];
+        return this.als.run(ctx, () => fn(manager));
+      }),
+    );
     await this.runAfterCommit(ctx);
     return result;
   }
@@ -152,7 +154,10 @@ export class UnitOfWork {
     if (existing?.writes) throw new Error('UnitOfWork.statement() cannot run inside a batch: use write()');
     if (existing) return fn(existing.manager);
     const ctx: TxContext = { manager: this.dataSource.manager, afterCommit: [], single: true };
-    const result = await this.als.run(ctx, () => fn(ctx.manager));
+    const result = await retryOnDeadlock(() => {
+      ctx.afterCommit = [];
+      return this.als.run(ctx, () => fn(ctx.manager));
+    });
     await this.runAfterCommit(ctx);
     return result;
   }
@@ -172,5 +177,25 @@ export class UnitOfWork {
     const ctx = this.als.getStore();
     if (ctx) ctx.afterCommit.push(hook);
     else void Promise.resolve().then(hook);
+  }
+}
+
+const DEADLOCK_ATTEMPTS = 5;
+
+/**
+ * PostgreSQL aborts one of two transactions that wait for each other's row locks (40P01; e.g. a
+ * steer, which locks the session and then the active run, against that run's ending save). The
+ * victim rolled back whole, so it runs again, after a short random pause, rather than failing a
+ * request or a run.
+ */
+export async function retryOnDeadlock<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      const code = (err as { code?: string; driverError?: { code?: string } }).code ?? (err as { driverError?: { code?: string } }).driverError?.code;
+      if (code !== '40P01' || i >= DEADLOCK_ATTEMPTS) throw err;
+      await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * i));
+    }
   }
 }
