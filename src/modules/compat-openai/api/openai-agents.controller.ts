@@ -11,8 +11,7 @@ import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ToolRegistry } from '../../agents/domain/tool';
 import { GetAgentQuery } from '../../agents/application/queries/get-agent/get-agent.query';
 import { ListAgentsQuery } from '../../agents/application/queries/list-agents/list-agents.query';
-import { encodeSseFrame } from '../../events/api/sse';
-import { Audience } from '../../events/domain/run-event';
+import { SseFrame } from '../../events/api/sse';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
 import { GetRunViewQuery } from '../../runs/application/queries/get-run-view/get-run-view.query';
 import { ListRunsQuery } from '../../runs/application/queries/list-runs/list-runs.query';
@@ -24,10 +23,11 @@ import { ListSessionsQuery } from '../../sessions/application/queries/list-sessi
 import { MessageProps } from '../../sessions/domain/message';
 import { SessionProps } from '../../sessions/domain/session.aggregate';
 import { CompatSse } from '../../compat-shared/compat-sse';
-import { SessionEventFeed } from '../../compat-shared/session-event-feed';
+import { audienceOf, SessionEventFeed } from '../../compat-shared/session-event-feed';
 import { SessionInputs } from '../../compat-shared/session-inputs';
+import { nativeToolOutput } from '../../compat-shared/tool-output';
 import { AgentSessionProjection } from '../domain/agent-session-projection';
-import { InputEvent, InputProblem, nativeToolOutput, parseInputEvents, parseMessages } from '../domain/input-events';
+import { InputEvent, InputProblem, parseInputEvents, parseMessages } from '../domain/input-events';
 import { itemsOfMessage, pageOf, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
 import { OpenAiItem } from '../domain/openai-shapes';
 import { OpenAiEventsCreateDto, OpenAiListQueryDto, OpenAiSessionCreateDto, OpenAiSessionListQueryDto, OpenAiSessionUpdateDto } from './dto/openai.dto';
@@ -245,26 +245,24 @@ export class OpenAiAgentsController {
       }
     }
     await this.feed.assertCursorRetained(id, cursor);
-    const audience: Audience = principal.role === 'admin' ? 'admin' : 'member';
+    const audience = audienceOf(principal);
     const projection = new AgentSessionProjection(sessionSnapshotOf(session, this.agentOf(session)), (name) => this.tools.get(name)?.executor === 'client');
     for (const e of await this.feed.runHistoryAt(id, cursor, audience)) projection.apply(e);
 
-    const conn = await this.sse.open(principal, req, reply, id);
+    const conn = await this.sse.open(principal, req, reply, { kind: 'session', id });
     if (conn.isClosed) return;
-    const sub = this.feed.follow(id, cursor, audience, (events) => {
-      let text = '';
+    this.feed.pipe(conn, { kind: 'session', id }, cursor, audience, (events) => {
+      const out: SseFrame[] = [];
       for (const e of events) {
         const frames = projection.apply(e);
         frames.forEach((f, k) => {
           if (e.session_sequence === skipSeq && k < skip) return;
           const frameId = k === frames.length - 1 ? String(e.session_sequence) : `${e.session_sequence}.${k + 1}`;
-          text += encodeSseFrame({ id: frameId, event: f.type, data: JSON.stringify(f) });
+          out.push({ id: frameId, event: f.type, data: JSON.stringify(f) });
         });
       }
-      if (text !== '') conn.write(text);
+      return { frames: out };
     });
-    conn.onClose(() => sub.close());
-    if (conn.isClosed) sub.close();
   }
 
   // ---- turns and items ----------------------------------------------------------------------
