@@ -239,6 +239,134 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     ]);
   });
 
+  it('items page by keyset over messages that give several items: SDK iterators with a small limit, both orders, after from the middle', async () => {
+    const s = await create();
+    const turn = (i: number) =>
+      script([{ text: `Checking ${i}.`, tool_calls: [{ name: 'get_time', arguments: {} }, { name: 'get_weather', arguments: { location: `City ${i}` } }] }, { text: `Answer ${i}.` }]);
+    const turnIds: string[] = [];
+    for (let i = 0; i < 3; i++) turnIds.push((await sessions().stream(s.id, { input: turn(i) }).finalResult()).turn_id);
+    // Per turn 5 messages (user, assistant with text and two calls, two tool results, answer) give 7 items.
+    const native = (await t.call(key, 'GET', `/v1/sessions/${s.id}/messages?limit=100`)).body.data as any[];
+    expect(native.map((m) => m.role)).toEqual(Array(3).fill(['user', 'assistant', 'tool', 'tool', 'assistant']).flat());
+    // The native list they are read from pages by keyset both ways (the query the items pages run).
+    for (const order of ['asc', 'desc'] as const) {
+      const walked: string[] = [];
+      for (let after = ''; ; ) {
+        const p = (await t.call(key, 'GET', `/v1/sessions/${s.id}/messages?limit=4&order=${order}${after ? `&after=${after}` : ''}`)).body;
+        walked.push(...p.data.map((m: any) => m.id));
+        if (!p.has_more) break;
+        after = p.last_id;
+      }
+      expect(walked).toEqual(order === 'asc' ? native.map((m) => m.id) : native.map((m) => m.id).reverse());
+    }
+
+    const asc: any[] = [];
+    for await (const i of sessions().items.list(s.id, { limit: 4, order: 'asc' })) asc.push(i);
+    expect(asc).toHaveLength(21);
+    expect(new Set(asc.map((i) => i.id)).size).toBe(21);
+    expect(asc.slice(0, 7).map((i) => i.type)).toEqual(['message', 'message', 'function_call', 'function_call', 'function_call_output', 'function_call_output', 'message']);
+    // Ids are positions: the message id, or the message and content part holding a call or its output.
+    const ulidOf = (id: string) => id.slice('msg_'.length);
+    expect(asc.slice(0, 7).map((i) => i.id)).toEqual([
+      native[0].id,
+      native[1].id,
+      `fc_${ulidOf(native[1].id)}_1`,
+      `fc_${ulidOf(native[1].id)}_2`,
+      `fco_${ulidOf(native[2].id)}_0`,
+      `fco_${ulidOf(native[3].id)}_0`,
+      native[4].id,
+    ]);
+    expect([asc[4].call_id, asc[5].call_id]).toEqual([asc[2].call_id, asc[3].call_id]);
+    expect(asc.map((i) => i.turn_id)).toEqual(turnIds.flatMap((id) => Array(7).fill(id)));
+
+    const desc: string[] = [];
+    for await (const i of sessions().items.list(s.id, { limit: 4, order: 'desc' })) desc.push(i.id!);
+    expect(desc).toEqual(asc.map((i) => i.id).reverse());
+    // The SDK's default order on this server: oldest first.
+    const byDefault: string[] = [];
+    for await (const i of sessions().items.list(s.id, { limit: 5 })) byDefault.push(i.id!);
+    expect(byDefault).toEqual(asc.map((i) => i.id));
+
+    // after from the middle of a message (its first function call), both orders.
+    const mid = asc[9].id; // turn 2's first function call
+    expect(mid).toBe(`fc_${ulidOf(native[6].id)}_1`);
+    const fromMidAsc: string[] = [];
+    for await (const i of sessions().items.list(s.id, { after: mid, limit: 3, order: 'asc' })) fromMidAsc.push(i.id!);
+    expect(fromMidAsc).toEqual(asc.slice(10).map((i) => i.id));
+    const fromMidDesc: string[] = [];
+    for await (const i of sessions().items.list(s.id, { after: mid, limit: 3, order: 'desc' })) fromMidDesc.push(i.id!);
+    expect(fromMidDesc).toEqual(asc.slice(0, 9).map((i) => i.id).reverse());
+    // One page on the wire: the SDK's shape.
+    const page = await t.call(key, 'GET', `/openai/v1/agents/sessions/${s.id}/items?after=${asc[3].id}&limit=5`);
+    expect(page.body).toMatchObject({ object: 'list', has_more: true, first_id: asc[4].id, last_id: asc[8].id });
+    expect(page.body.data.map((i: any) => i.id)).toEqual(asc.slice(4, 9).map((i) => i.id));
+    const last = await t.call(key, 'GET', `/openai/v1/agents/sessions/${s.id}/items?after=${asc[17].id}&limit=3`);
+    expect(last.body).toMatchObject({ has_more: false, last_id: asc[20].id });
+
+    // A turn's items: only its own, in pages, both orders, after from the middle.
+    const turnAsc: string[] = [];
+    for await (const i of sessions().turns.items.list(turnIds[1], { session_id: s.id, limit: 2, order: 'asc' })) turnAsc.push(i.id!);
+    expect(turnAsc).toEqual(asc.slice(7, 14).map((i) => i.id));
+    const turnDesc: string[] = [];
+    for await (const i of sessions().turns.items.list(turnIds[1], { session_id: s.id, limit: 2, order: 'desc' })) turnDesc.push(i.id!);
+    expect(turnDesc).toEqual(asc.slice(7, 14).map((i) => i.id).reverse());
+    const turnFromMid: string[] = [];
+    for await (const i of sessions().turns.items.list(turnIds[1], { session_id: s.id, after: asc[11].id, limit: 2, order: 'desc' })) turnFromMid.push(i.id!);
+    expect(turnFromMid).toEqual(asc.slice(7, 11).map((i) => i.id).reverse());
+
+    // Not an item of the list: 400 with param "after" (another turn's item, a call id, a made-up position).
+    for (const bad of [asc[0].id, asc[2].call_id, `fc_${ulidOf(native[0].id)}_0`]) {
+      const err: any = await sessions()
+        .turns.items.list(turnIds[1], { session_id: s.id, after: bad })
+        .then((p) => p.data)
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(BadRequestError);
+      expect(err.param).toBe('after');
+    }
+    const foreign: any = await sessions()
+      .items.list(s.id, { after: `msg_${'0'.repeat(26)}` })
+      .then((p) => p.data)
+      .catch((e) => e);
+    expect(foreign).toBeInstanceOf(BadRequestError);
+  });
+
+  it('the event stream names function calls as the items list does', async () => {
+    const s = await create();
+    const stream = await sessions().events.stream(s.id);
+    await sessions().events.create(s.id, { events: [message(script([{ text: 'Checking.', tool_calls: [{ name: 'get_time', arguments: {} }] }, { text: 'Done.' }]))] });
+    const events = await untilIdle(stream);
+    const streamed = events.filter((e) => e.type === 'agent.session.turn.item.done').map((e) => e.item);
+    const listed = (await sessions().items.list(s.id, { limit: 100 })).data as any[];
+    const call = listed.find((i) => i.type === 'function_call');
+    expect(call.id).toMatch(/^fc_/);
+    expect(streamed.find((i: any) => i.type === 'function_call')).toMatchObject({ id: call.id, call_id: call.call_id });
+    for (const m of listed.filter((i) => i.type === 'message' && i.role === 'assistant')) expect(streamed.map((i: any) => i.id)).toContain(m.id);
+    // An output streamed live names its call (the event does not name the tool message that lists it).
+    expect(streamed.find((i: any) => i.type === 'function_call_output')).toMatchObject({ id: `out_${call.call_id}`, call_id: call.call_id });
+  });
+
+  it("items show members a private tool's arguments and result redacted, as /v1 does; admins see them", async () => {
+    const s: any = await create('support_agent');
+    await sessions()
+      .stream(s.id, {
+        input: script([{ text: 'Looking the customer up.', tool_calls: [{ name: 'lookup_customer', arguments: { email: 'ada@example.com' } }] }, { text: 'Found.' }]),
+        toolHandlers: { lookup_customer: async () => ({ name: 'Ada Lovelace', tier: 'gold' }) } as never,
+      })
+      .finalResult();
+    const admin = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: KEYS.adminA, maxRetries: 0 }).beta.agents.sessions;
+    const asMember = (await sessions().items.list(s.id, { limit: 100 })).data as any[];
+    const asAdmin = (await admin.items.list(s.id, { limit: 100 })).data as any[];
+    expect(asMember.map((i) => i.id)).toEqual(asAdmin.map((i) => i.id));
+    const pick = (items: any[], type: string) => items.find((i) => i.type === type);
+    expect(pick(asAdmin, 'function_call').arguments).toContain('ada@example.com');
+    expect(pick(asAdmin, 'function_call_output').output).toContain('Ada Lovelace');
+    expect(pick(asMember, 'function_call').arguments).not.toContain('ada@example.com');
+    expect(pick(asMember, 'function_call_output').output).not.toContain('Ada Lovelace');
+    const nativeMember = (await t.call(key, 'GET', `/v1/sessions/${s.id}/messages`)).body.data as any[];
+    const call = nativeMember.flatMap((m) => m.content).find((p: any) => p.type === 'tool_call');
+    expect(pick(asMember, 'function_call').arguments).toBe(JSON.stringify(call.arguments));
+  });
+
   it('a retried events.create with one Idempotency-Key starts one turn', async () => {
     const s = await create();
     const body = { events: [message(script([{ text: 'once' }]))], 'Idempotency-Key': `idem-${Date.now()}` };

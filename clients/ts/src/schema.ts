@@ -157,7 +157,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A session's items across its turns (oldest first by default) */
+        /**
+         * A session's items across its turns (oldest first by default)
+         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Members see private tools' arguments and results redacted, as on `/v1`.
+         */
         get: operations["OpenAiAgents_listSessionItems"];
         put?: never;
         post?: never;
@@ -208,7 +211,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A turn's items (its messages, function calls and their outputs; oldest first by default) */
+        /**
+         * A turn's items (its messages, function calls and their outputs; oldest first by default)
+         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Members see private tools' arguments and results redacted, as on `/v1`.
+         */
         get: operations["OpenAiAgents_listTurnItems"];
         put?: never;
         post?: never;

@@ -1,15 +1,16 @@
 import { Module } from '@nestjs/common';
-import { EventsModule } from '../events/events.module';
+import { CompatSharedModule } from '../compat-shared/compat-shared.module';
 import { AgUiController } from './api/ag-ui.controller';
 import { AgUiRunsService } from './application/ag-ui-runs.service';
 
 /**
  * AG-UI 1.0 (CONTRACT section 15): an adapter over the native commands and queries (sessions,
- * runs, approvals, tool outputs: through the CQRS buses), the idempotency store (threadId and
- * runId) and the event stream hub with the caller's projection. No tables of its own.
+ * runs, approvals, tool outputs) and the event stream with the caller's projection, through the
+ * helpers it shares with the OpenAI adapter (CompatSharedModule: SessionInputs, SessionEventFeed,
+ * CompatSse), and the idempotency store (threadId and runId). No tables of its own.
  */
 @Module({
-  imports: [EventsModule],
+  imports: [CompatSharedModule],
   controllers: [AgUiController],
   providers: [AgUiRunsService],
 })

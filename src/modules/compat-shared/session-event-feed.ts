@@ -1,20 +1,36 @@
 import { Injectable } from '@nestjs/common';
-import { StreamHub, Subscription } from '../events/application/stream-hub';
+import { SseConnection, SseFrame } from '../events/api/sse';
+import { StreamTarget } from '../events/api/sse-streams.service';
+import { StreamHub } from '../events/application/stream-hub';
 import { ToolVisibilityResolver } from '../events/application/tool-visibility';
 import { projectEvent } from '../events/domain/event-projector';
 import { EventStreams } from '../events/domain/event-streams';
 import { Audience, EventStore, PublicRunEvent, StoredRunEvent } from '../events/domain/run-event';
+import { Principal } from '../../common/auth/principal';
 import { DomainError } from '../../common/errors/domain-error';
+import { writeFrames } from './compat-sse';
 
 const HISTORY_PAGE = 500;
 
+/** What an adapter makes of one batch of events: its frames, and whether its stream ends after them. */
+export interface FeedStep {
+  frames: SseFrame[];
+  end?: boolean;
+}
+
+/** The projection a caller sees (CONTRACT section 10): admins everything, members private tools redacted. */
+export function audienceOf(principal: Principal): Audience {
+  return principal.role === 'admin' ? 'admin' : 'member';
+}
+
 /**
  * What an adapter of any protocol (OpenAI Agents API, AG-UI, ...) needs to follow a session's
- * projected event stream: the live head, the history of the run that was current at a cursor
- * (to rebuild an adapter's own per-run state before it goes on from there), and a subscription
- * from a cursor with a live tail, through the node's one StreamHub (replay, then live, with no
- * gap and no duplicate at the seam). Events are the public projection for the caller's audience,
- * exactly as `/v1/sessions/{id}/events` shows them. Nothing here is on `/v1`'s request path.
+ * (or one run's) projected event stream: the live head, the history of the run that was current
+ * at a cursor (to rebuild an adapter's own per-run state before it goes on from there), and a
+ * pipe from a cursor with a live tail into an SSE connection, through the node's one StreamHub
+ * (replay, then live, with no gap and no duplicate at the seam). Events are the public
+ * projection for the caller's audience, exactly as `/v1/sessions/{id}/events` and
+ * `/v1/runs/{id}/events` show them. Nothing here is on `/v1`'s request path.
  */
 @Injectable()
 export class SessionEventFeed {
@@ -25,9 +41,9 @@ export class SessionEventFeed {
     private readonly visibility: ToolVisibilityResolver,
   ) {}
 
-  /** The session_sequence of the newest event (0 when none): the cursor of a live start. */
-  async head(sessionId: string): Promise<number> {
-    return (await this.streams.state(sessionId)).lastSequence;
+  /** The position of the newest event of a session (its session_sequence) or run (its sequence), 0 when none: the cursor of a live start. */
+  async head(streamId: string): Promise<number> {
+    return (await this.streams.state(streamId)).lastSequence;
   }
 
   /** 410 `cursor_expired` when retention deleted events after `cursor`. */
@@ -65,10 +81,33 @@ export class SessionEventFeed {
     }
   }
 
-  /** Follows the session from `cursor` (exclusive): history first, then live, in order. `deliver` must not block. */
-  follow(sessionId: string, cursor: number, audience: Audience, deliver: (events: PublicRunEvent[]) => void): Subscription {
-    return this.hub.subscribe('session', sessionId, cursor, {
-      deliver: (events: StoredRunEvent[]) => deliver(events.map((e) => this.project(e, audience))),
+  /**
+   * Streams the events of `target` (a session or a run) after `cursor` into `conn`, history
+   * first, then live, in order: `step` turns each batch (projected for `audience`) into frames,
+   * written as one chunk, and may end the stream after them. The subscription ends with the
+   * connection. A batch that fails to project or step goes to `fail` when given (its frames are
+   * the stream's last), else it is logged by the hub and skipped. `step` must not block.
+   */
+  pipe(conn: SseConnection, target: StreamTarget, cursor: number, audience: Audience, step: (events: PublicRunEvent[]) => FeedStep, fail?: (err: unknown) => SseFrame[]): void {
+    let ended = false;
+    const sub = this.hub.subscribe(target.kind, target.id, cursor, {
+      deliver: (events: StoredRunEvent[]) => {
+        if (ended) return;
+        let out: FeedStep;
+        try {
+          out = step(events.map((e) => this.project(e, audience)));
+        } catch (err) {
+          if (!fail) throw err;
+          out = { frames: fail(err), end: true };
+        }
+        writeFrames(conn, out.frames);
+        if (out.end) {
+          ended = true;
+          conn.end();
+        }
+      },
     });
+    conn.onClose(() => sub.close());
+    if (conn.isClosed || ended) sub.close();
   }
 }

@@ -1,19 +1,14 @@
 import { Body, Controller, HttpCode, Optional, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiOperation, ApiParam, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { keyIdentityOf } from '../../../common/auth/api-keys.service';
 import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
-import { DomainError } from '../../../common/errors/domain-error';
 import { ApiErrors } from '../../../common/errors/error.dto';
 import { ApiJsonBody } from '../../../common/http/api-docs.decorators';
-import { SseStreamsService } from '../../events/api/sse-streams.service';
-import { encodeSseFrame } from '../../events/api/sse';
-import { StreamHub, Subscription } from '../../events/application/stream-hub';
-import { ToolVisibilityResolver } from '../../events/application/tool-visibility';
-import { projectEvent } from '../../events/domain/event-projector';
-import { Audience } from '../../events/domain/run-event';
+import { SseFrame } from '../../events/api/sse';
+import { CompatSse, writeFrames } from '../../compat-shared/compat-sse';
+import { audienceOf, SessionEventFeed } from '../../compat-shared/session-event-feed';
 import { AgUiRunsService } from '../application/ag-ui-runs.service';
 import { AgUiEventMapper, AgUiEvent } from '../domain/ag-ui-event-mapper';
 import { AgUiMessage } from '../domain/ag-ui-input';
@@ -75,9 +70,8 @@ const EVENT_TABLE = [
 export class AgUiController {
   constructor(
     private readonly runs: AgUiRunsService,
-    private readonly hub: StreamHub,
-    private readonly sse: SseStreamsService,
-    private readonly visibility: ToolVisibilityResolver,
+    private readonly feed: SessionEventFeed,
+    private readonly sse: CompatSse,
     @Optional() private readonly audit?: RequestAuditWriter,
   ) {}
 
@@ -132,44 +126,32 @@ export class AgUiController {
     );
     if (this.audit) this.audit.recorded(req);
 
-    const streamKey = keyIdentityOf(principal);
-    if (!(await this.sse.acquire(streamKey))) {
-      throw new DomainError('rate_limited', 'too many open event streams for this API key', { retry_after_s: 5 });
-    }
-    reply.hijack();
-    const conn = this.sse.start(reply.raw, streamKey, { 'x-request-id': String(req.id), 'x-agent-run-id': target.run_id, 'x-agent-session-id': target.session_id }, { kind: 'run', id: target.run_id });
+    const conn = await this.sse.open(principal, req, reply, { kind: 'run', id: target.run_id }, { 'x-agent-run-id': target.run_id, 'x-agent-session-id': target.session_id });
     if (conn.isClosed) return;
-    const audience: Audience = principal.role === 'admin' ? 'admin' : 'member';
     const mapper = new AgUiEventMapper(dto.threadId, dto.runId);
-    const send = (events: AgUiEvent[]): boolean => {
-      if (events.length === 0) return true;
-      let text = '';
-      for (const e of events) text += encodeSseFrame({ data: JSON.stringify(e) });
-      return conn.write(text);
-    };
-    let sub: Subscription | null = null;
-    conn.onClose(() => sub?.close());
-    send(mapper.start());
-    sub = this.hub.subscribe('run', target.run_id, target.after, {
-      deliver: (events) => {
-        if (mapper.done) return;
+    const frames = (events: AgUiEvent[]): SseFrame[] => events.map((e) => ({ data: JSON.stringify(e) }));
+    const failed = (): SseFrame[] => frames(mapper.fail('internal_error', 'the event stream could not be translated'));
+    writeFrames(conn, frames(mapper.start()));
+    this.feed.pipe(
+      conn,
+      { kind: 'run', id: target.run_id },
+      target.after,
+      audienceOf(principal),
+      (events) => {
+        if (mapper.done) return { frames: [], end: true };
         const out: AgUiEvent[] = [];
         try {
           for (const e of events) {
-            out.push(...mapper.map(projectEvent(e, audience, this.visibility.lookup)));
+            out.push(...mapper.map(e));
             if (mapper.done) break;
           }
         } catch {
-          out.push(...mapper.fail('internal_error', 'the event stream could not be translated'));
+          return { frames: [...frames(out), ...failed()], end: true };
         }
-        send(out);
-        if (mapper.done) {
-          conn.end();
-          sub?.close();
-        }
+        return { frames: frames(out), end: mapper.done };
       },
-    });
-    if (conn.isClosed) sub.close();
+      failed,
+    );
   }
 }
 

@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { createHash } from 'node:crypto';
 import { Principal } from '../../../common/auth/principal';
 import { AppConfig } from '../../../common/config/app-config';
@@ -7,17 +6,14 @@ import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { toErrorResponse } from '../../../common/errors/error-envelope';
 import { isId } from '../../../common/ids/ids';
-import { DecideApprovalCommand } from '../../approvals/application/commands/decide-approval/decide-approval.command';
-import { EventStreams } from '../../events/domain/event-streams';
 import { fingerprintOf, isStorableError, isValidIdempotencyKey, scopeOf } from '../../idempotency/domain/fingerprint';
 import { IdempotencyScope, IdempotencyStore, StoredResponse } from '../../idempotency/domain/idempotency.store';
-import { CreateRunCommand } from '../../runs/application/commands/create-run/create-run.command';
-import { SubmitToolOutputsCommand, ToolOutputInput } from '../../runs/application/commands/submit-tool-outputs/submit-tool-outputs.command';
-import { GetRunViewQuery } from '../../runs/application/queries/get-run-view/get-run-view.query';
+import { ToolOutputInput } from '../../runs/application/commands/submit-tool-outputs/submit-tool-outputs.command';
 import { ClientToolSpec } from '../../runs/domain/run.aggregate';
-import { CreateSessionCommand } from '../../sessions/application/commands/create-session/create-session.command';
-import { GetSessionQuery } from '../../sessions/application/queries/get-session/get-session.query';
 import type { SessionProps } from '../../sessions/domain/session.aggregate';
+import { SessionEventFeed } from '../../compat-shared/session-event-feed';
+import { SessionInputs } from '../../compat-shared/session-inputs';
+import { nativeToolOutput } from '../../compat-shared/tool-output';
 import { AgUiMessage, AgUiResumeEntry, AgUiTool } from '../domain/ag-ui-input';
 
 /** What one AG-UI request started or continued: the native run and where its AG-UI run begins. */
@@ -43,7 +39,8 @@ const THREAD_TTL_MS = 100 * 365 * 24 * 3_600_000;
 const ROUTE = '/ag-ui/agents/:agent_id';
 
 /**
- * The AG-UI surface over the native commands (CONTRACT section 15), with no state of its own:
+ * The AG-UI surface over the native commands (CONTRACT section 15, through the shared
+ * `SessionInputs` and `SessionEventFeed` of the compatibility adapters), with no state of its own:
  * - `threadId` -> session: one of the caller's session ids (a foreign or missing one is the same
  *   404 `session_not_found`), or a name that maps, per caller and agent, to a session created on
  *   first use. The mapping is an idempotency record (scope `AG-UI thread agent_id=...`, key: the
@@ -60,11 +57,10 @@ const ROUTE = '/ag-ui/agents/:agent_id';
 @Injectable()
 export class AgUiRunsService {
   constructor(
-    private readonly commands: CommandBus,
-    private readonly queries: QueryBus,
+    private readonly inputs: SessionInputs,
+    private readonly feed: SessionEventFeed,
     private readonly store: IdempotencyStore,
     private readonly uow: UnitOfWork,
-    private readonly streams: EventStreams,
     private readonly config: AppConfig,
   ) {}
 
@@ -100,16 +96,14 @@ export class AgUiRunsService {
       description: t.description ?? '',
       parameters: t.parameters && typeof t.parameters === 'object' ? (t.parameters as Record<string, unknown>) : { type: 'object', properties: {} },
     }));
-    const { run } = await this.commands.execute(
-      new CreateRunCommand(principal, session.id, { content: [{ type: 'text', text }], clientTools, metadata: { ag_ui_run_id: truncate(req.runId) } }),
-    );
+    const { run } = await this.inputs.startRun(principal, session.id, { content: [{ type: 'text', text }], clientTools, metadata: { ag_ui_run_id: truncate(req.runId) } });
     return { run_id: run.id, session_id: session.id, after: 0 };
   }
 
   /** `resume`: each entry decides the approval it names (its `interruptId`) on the session's active run. */
   private async resume(principal: Principal, session: Readonly<SessionProps>, entries: AgUiResumeEntry[]): Promise<AgUiRunTarget> {
     const runId = this.activeRun(session, 'resume');
-    const after = (await this.streams.state(runId)).lastSequence;
+    const after = await this.feed.head(runId);
     for (const entry of entries) {
       const payload = (entry.payload ?? {}) as { decision?: unknown; reason?: unknown };
       let decision: 'approve' | 'reject';
@@ -117,7 +111,7 @@ export class AgUiRunsService {
       else if (payload.decision === 'approve' || payload.decision === 'reject') decision = payload.decision;
       else throw invalid('resume', 'a resolved entry needs payload.decision "approve" or "reject"');
       const reason = typeof payload.reason === 'string' ? payload.reason : entry.status === 'cancelled' ? 'cancelled by the client' : null;
-      await this.commands.execute(new DecideApprovalCommand(principal, runId, entry.interruptId, decision, reason));
+      await this.inputs.decideApproval(principal, runId, entry.interruptId, decision, reason);
     }
     return { run_id: runId, session_id: session.id, after };
   }
@@ -125,15 +119,15 @@ export class AgUiRunsService {
   /** Trailing `tool` messages: the outputs of the active run's pending client tool calls. */
   private async toolOutputs(principal: Principal, session: Readonly<SessionProps>, tools: AgUiMessage[]): Promise<AgUiRunTarget> {
     const runId = this.activeRun(session, 'tool messages');
-    const view = await this.queries.execute(new GetRunViewQuery(principal, runId));
+    const view = await this.inputs.runView(principal, runId);
     const pending = new Set(view.run.state.pending.filter((p) => p.status === 'awaiting_client').map((p) => p.tool_call_id));
     const outputs: ToolOutputInput[] = tools
       .filter((m) => typeof m.toolCallId === 'string' && pending.has(m.toolCallId))
-      .map((m) => (typeof m.error === 'string' && m.error !== '' ? { tool_call_id: m.toolCallId!, error: { message: m.error } } : { tool_call_id: m.toolCallId!, output: parseOutput(textOf(m.content)) }));
+      .map((m) => (typeof m.error === 'string' && m.error !== '' ? { tool_call_id: m.toolCallId!, error: { message: m.error } } : { tool_call_id: m.toolCallId!, output: nativeToolOutput(textOf(m.content)) }));
     if (outputs.length === 0) {
       throw new DomainError('tool_output_not_expected', 'no tool message answers a pending tool call of this thread', { tool_call_ids: tools.map((m) => m.toolCallId ?? null) });
     }
-    await this.commands.execute(new SubmitToolOutputsCommand(principal, runId, outputs));
+    await this.inputs.submitToolOutputs(principal, runId, outputs);
     return { run_id: runId, session_id: session.id, after: view.lastSequence };
   }
 
@@ -145,7 +139,7 @@ export class AgUiRunsService {
   /** The session a threadId names (CONTRACT section 15). */
   private async threadSession(principal: Principal, agentId: string, threadId: string): Promise<Readonly<SessionProps>> {
     if (isId(threadId, 'sess')) {
-      const session = await this.queries.execute(new GetSessionQuery(principal, threadId));
+      const session = await this.inputs.session(principal, threadId);
       if (session.agent.id !== agentId) {
         throw new DomainError('invalid_request', `thread ${threadId} belongs to agent ${session.agent.id}, not ${agentId}`, { errors: [{ field: 'threadId', message: 'the session runs another agent' }] });
       }
@@ -158,7 +152,7 @@ export class AgUiRunsService {
       fingerprintOf({ threadId }),
       THREAD_TTL_MS,
       async () => {
-        const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId, metadata: { ag_ui_thread: truncate(threadId) } }));
+        const s = await this.inputs.createSession(principal, { agentId, metadata: { ag_ui_thread: truncate(threadId) } });
         return { session_id: s.id };
       },
       undefined,
@@ -166,7 +160,7 @@ export class AgUiRunsService {
       false,
     );
     const { session_id } = JSON.parse(body) as { session_id: string };
-    return this.queries.execute(new GetSessionQuery(principal, session_id));
+    return this.inputs.session(principal, session_id);
   }
 
   /**
@@ -239,13 +233,4 @@ export function textOf(content: unknown): string {
     .filter((p) => p && typeof p === 'object' && (p as { type?: unknown }).type === 'text' && typeof (p as { text?: unknown }).text === 'string')
     .map((p) => (p as { text: string }).text)
     .join('');
-}
-
-/** A tool message's content as the tool's output: JSON when it is JSON, else the text. */
-function parseOutput(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
 }

@@ -11,31 +11,34 @@ import { AgentCatalog } from '../../agents/domain/agent-definition';
 import { ToolRegistry } from '../../agents/domain/tool';
 import { GetAgentQuery } from '../../agents/application/queries/get-agent/get-agent.query';
 import { ListAgentsQuery } from '../../agents/application/queries/list-agents/list-agents.query';
-import { encodeSseFrame } from '../../events/api/sse';
-import { Audience } from '../../events/domain/run-event';
+import { SseFrame } from '../../events/api/sse';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
 import { GetRunViewQuery } from '../../runs/application/queries/get-run-view/get-run-view.query';
 import { ListRunsQuery } from '../../runs/application/queries/list-runs/list-runs.query';
 import { RunProps } from '../../runs/domain/run.aggregate';
 import { UpdateSessionCommand } from '../../sessions/application/commands/update-session/update-session.command';
 import { DeleteSessionCommand } from '../../sessions/application/commands/delete-session/delete-session.command';
-import { ListMessagesQuery } from '../../sessions/application/queries/list-messages/list-messages.query';
 import { ListSessionsQuery } from '../../sessions/application/queries/list-sessions/list-sessions.query';
-import { MessageProps } from '../../sessions/domain/message';
 import { SessionProps } from '../../sessions/domain/session.aggregate';
 import { CompatSse } from '../../compat-shared/compat-sse';
-import { SessionEventFeed } from '../../compat-shared/session-event-feed';
+import { audienceOf, SessionEventFeed } from '../../compat-shared/session-event-feed';
+import { SessionHistory } from '../../compat-shared/session-history';
 import { SessionInputs } from '../../compat-shared/session-inputs';
+import { nativeToolOutput } from '../../compat-shared/tool-output';
 import { AgentSessionProjection } from '../domain/agent-session-projection';
-import { InputEvent, InputProblem, nativeToolOutput, parseInputEvents, parseMessages } from '../domain/input-events';
-import { itemsOfMessage, pageOf, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
-import { OpenAiItem } from '../domain/openai-shapes';
+import { InputEvent, InputProblem, parseInputEvents, parseMessages } from '../domain/input-events';
+import { itemsPage, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
 import { OpenAiEventsCreateDto, OpenAiListQueryDto, OpenAiSessionCreateDto, OpenAiSessionListQueryDto, OpenAiSessionUpdateDto } from './dto/openai.dto';
 import { OpenAiErrorFilter, OpenAiRequestError } from './openai-error.filter';
 
 /** `Last-Event-ID`: a session_sequence, or `n.k` (the k-th of several frames one native event gave). */
 const RESUME_RE = /^(\d{1,15})(?:\.(\d{1,4}))?$/;
-const MAX_ITEMS_MESSAGES = 5000;
+const ITEMS_DESCRIPTION =
+  'Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. ' +
+  'An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output ' +
+  '`fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. ' +
+  '`after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. ' +
+  'Members see private tools\' arguments and results redacted, as on `/v1`.';
 
 /**
  * The OpenAI Agents API (beta) under `/openai/v1`, for the official `openai` SDK (7.55): an
@@ -55,6 +58,7 @@ export class OpenAiAgentsController {
     private readonly idempotent: IdempotentExecutor,
     private readonly inputs: SessionInputs,
     private readonly feed: SessionEventFeed,
+    private readonly history: SessionHistory,
     private readonly sse: CompatSse,
     private readonly catalog: AgentCatalog,
     private readonly tools: ToolRegistry,
@@ -245,26 +249,24 @@ export class OpenAiAgentsController {
       }
     }
     await this.feed.assertCursorRetained(id, cursor);
-    const audience: Audience = principal.role === 'admin' ? 'admin' : 'member';
+    const audience = audienceOf(principal);
     const projection = new AgentSessionProjection(sessionSnapshotOf(session, this.agentOf(session)), (name) => this.tools.get(name)?.executor === 'client');
     for (const e of await this.feed.runHistoryAt(id, cursor, audience)) projection.apply(e);
 
-    const conn = await this.sse.open(principal, req, reply, id);
+    const conn = await this.sse.open(principal, req, reply, { kind: 'session', id });
     if (conn.isClosed) return;
-    const sub = this.feed.follow(id, cursor, audience, (events) => {
-      let text = '';
+    this.feed.pipe(conn, { kind: 'session', id }, cursor, audience, (events) => {
+      const out: SseFrame[] = [];
       for (const e of events) {
         const frames = projection.apply(e);
         frames.forEach((f, k) => {
           if (e.session_sequence === skipSeq && k < skip) return;
           const frameId = k === frames.length - 1 ? String(e.session_sequence) : `${e.session_sequence}.${k + 1}`;
-          text += encodeSseFrame({ id: frameId, event: f.type, data: JSON.stringify(f) });
+          out.push({ id: frameId, event: f.type, data: JSON.stringify(f) });
         });
       }
-      if (text !== '') conn.write(text);
+      return { frames: out };
     });
-    conn.onClose(() => sub.close());
-    if (conn.isClosed) sub.close();
   }
 
   // ---- turns and items ----------------------------------------------------------------------
@@ -284,38 +286,39 @@ export class OpenAiAgentsController {
   }
 
   @Get('agents/sessions/:id/turns/:turnId/items')
-  @ApiOperation({ summary: "A turn's items (its messages, function calls and their outputs; oldest first by default)" })
+  @ApiOperation({
+    summary: "A turn's items (its messages, function calls and their outputs; oldest first by default)",
+    description: ITEMS_DESCRIPTION,
+  })
   async listTurnItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('turnId') turnId: string, @Query() q: OpenAiListQueryDto) {
     await this.turnOf(principal, id, turnId);
-    const messages = (await this.allMessages(principal, id)).filter((m) => m.runId === turnId);
-    return this.itemsPage(messages, q);
+    return this.itemsList(principal, id, turnId, q);
   }
 
   @Get('agents/sessions/:id/items')
-  @ApiOperation({ summary: "A session's items across its turns (oldest first by default)" })
+  @ApiOperation({ summary: "A session's items across its turns (oldest first by default)", description: ITEMS_DESCRIPTION })
   async listSessionItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: OpenAiListQueryDto) {
-    return this.itemsPage(await this.allMessages(principal, id), q);
+    return this.itemsList(principal, id, undefined, q);
   }
 
   // ---- helpers ------------------------------------------------------------------------------
 
-  private itemsPage(messages: MessageProps[], q: OpenAiListQueryDto) {
-    let all: OpenAiItem[] = messages.flatMap(itemsOfMessage);
-    if ((q.order ?? 'asc') === 'desc') all = all.reverse();
-    const page = pageOf(all, q.after, q.limit ?? 20);
-    if (!page.found) throw new OpenAiRequestError(`after: no item "${q.after}" in this list`, 'after');
+  /** A page of the session's (or one turn's) items, read from the messages by keyset in the database. */
+  private async itemsList(principal: Principal, sessionId: string, turnId: string | undefined, q: OpenAiListQueryDto) {
+    const order = q.order ?? 'asc';
+    const page = await itemsPage(
+      {
+        message: async (messageId) => {
+          const m = await this.history.message(principal, sessionId, messageId);
+          return m && (turnId === undefined || m.runId === turnId) ? m : null;
+        },
+        messages: (after, limit) => this.history.page(principal, sessionId, { after, limit, order, runId: turnId }),
+      },
+      q.after,
+      q.limit ?? 20,
+      order,
+    );
     return { object: 'list', data: page.data, has_more: page.has_more, first_id: page.data[0]?.id ?? null, last_id: page.data[page.data.length - 1]?.id ?? null };
-  }
-
-  private async allMessages(principal: Principal, sessionId: string): Promise<MessageProps[]> {
-    const out: MessageProps[] = [];
-    let after: string | undefined;
-    for (;;) {
-      const { items, hasMore } = await this.queries.execute(new ListMessagesQuery(principal, sessionId, { after, limit: 100, order: 'asc' }));
-      out.push(...items);
-      if (!hasMore || items.length === 0 || out.length >= MAX_ITEMS_MESSAGES) return out;
-      after = items[items.length - 1].id;
-    }
   }
 
   /** A run of this session the caller may see, or 404 (`run_not_found`). */

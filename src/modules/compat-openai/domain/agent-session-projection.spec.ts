@@ -61,6 +61,9 @@ describe('AgentSessionProjection: native events -> agent.session.* events', () =
     expect((out[0] as any).turn).toMatchObject({ id: 'run_1', subagent_id: null, status: 'queued', session_id: 'sess_1' });
     expect((out[6] as any).item).toMatchObject({ phase: 'commentary', content: [{ type: 'output_text', text: 'Look' }] });
     expect((out[8] as any).session.required_actions).toEqual([{ type: 'function_call', turn_id: 'run_1', call_id: 'call_1', name: 'lookup_customer', arguments: '{"email":"a@b"}' }]);
+    // The function call has the id the items lists give it: its assistant message and content part.
+    expect((out[7] as any).item).toMatchObject({ id: 'fc_a_1', type: 'function_call', call_id: 'call_1', status: 'in_progress' });
+    expect((out[9] as any).item).toMatchObject({ id: 'fc_a_1', type: 'function_call', status: 'completed' });
     expect((out[11] as any).item).toMatchObject({ type: 'function_call_output', call_id: 'call_1', output: '{"tier":"gold"}', status: 'completed' });
     expect((out[16] as any).item).toMatchObject({ phase: 'final_answer', status: 'completed', content: [{ type: 'output_text', text: 'Gold.' }] });
     expect((out[17] as any).turn).toMatchObject({ status: 'completed', completed_at: 1700000012, usage: { input_tokens: 10, output_tokens: 2, total_tokens: 12 } });

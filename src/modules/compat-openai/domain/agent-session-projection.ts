@@ -14,10 +14,13 @@ import {
   turnStatusOf,
   unixSeconds,
 } from './openai-shapes';
+import { partItemId } from './openai-resources';
 
 type Data = Record<string, unknown>;
 
 interface CallState {
+  /** The item id: `fc_<message ULID>_<part>` of the assistant message that made the call (as items lists name it). */
+  itemId: string;
   name: string;
   arguments: string;
   outputIndex: number;
@@ -31,6 +34,8 @@ interface TurnState {
   nextOutputIndex: number;
   messages: Map<string, { outputIndex: number; text: string; added: boolean }>;
   calls: Map<string, CallState>;
+  /** Call id -> item id, from the completed assistant message that holds the call (it precedes `tool.requested`). */
+  callItemIds: Map<string, string>;
 }
 
 /**
@@ -42,7 +47,10 @@ interface TurnState {
  * deltas between), function calls and their outputs; `session.requires_action` with the
  * pending client calls (or approvals); the turn's terminal event, then `session.idle`.
  * User messages are not emitted as turn items (the SDK would count them as output), but are
- * listed as items.
+ * listed as items. Item ids are those of the items lists (a message: its id; a function call:
+ * `fc_<message ULID>_<part>`), except a function call output's: the event that reports it does
+ * not name the tool message that stores it (`fco_<message ULID>_<part>` in lists), so the stream
+ * names it `out_<call_id>`; `call_id` pairs it with its call in both.
  */
 export class AgentSessionProjection {
   private current: TurnState | null = null;
@@ -119,6 +127,9 @@ export class AgentSessionProjection {
           .map((p) => String(p.text ?? ''))
           .join('');
         const phase = content.some((p) => p.type === 'tool_call') ? 'commentary' : 'final_answer';
+        content.forEach((p, part) => {
+          if (p.type === 'tool_call' && typeof p.tool_call_id === 'string') t.callItemIds.set(p.tool_call_id, partItemId('fc', id, part));
+        });
         emit('agent.session.turn.output_text.done', { ...base, item_id: id, output_index: m.outputIndex, content_index: 0, text });
         emit('agent.session.turn.item.done', { ...base, output_index: m.outputIndex, item: this.messageItem(id, text, 'completed', phase) });
         break;
@@ -126,7 +137,7 @@ export class AgentSessionProjection {
       case 'tool.requested': {
         const callId = String(d.tool_call_id);
         const name = String(d.tool_name);
-        const c: CallState = { name, arguments: jsonText(d.arguments), outputIndex: t.nextOutputIndex++, client: this.isClientTool(name), done: false };
+        const c: CallState = { itemId: t.callItemIds.get(callId) ?? callId, name, arguments: jsonText(d.arguments), outputIndex: t.nextOutputIndex++, client: this.isClientTool(name), done: false };
         t.calls.set(callId, c);
         emit('agent.session.turn.item.added', { ...base, output_index: c.outputIndex, item: this.callItem(callId, c, 'in_progress') });
         break;
@@ -225,6 +236,7 @@ export class AgentSessionProjection {
       nextOutputIndex: 0,
       messages: new Map(),
       calls: new Map(),
+      callItemIds: new Map(),
     };
   }
 
@@ -252,6 +264,6 @@ export class AgentSessionProjection {
   }
 
   private callItem(callId: string, c: CallState, status: 'in_progress' | 'completed' | 'failed'): OpenAiItem {
-    return { id: callId, type: 'function_call', call_id: callId, name: c.name, arguments: c.arguments, status, turn_id: this.current!.turn.id };
+    return { id: c.itemId, type: 'function_call', call_id: callId, name: c.name, arguments: c.arguments, status, turn_id: this.current!.turn.id };
   }
 }

@@ -84,13 +84,3 @@ export function parseInputEvents(body: unknown): InputEvent[] {
     }
   });
 }
-
-/** A client tool's output as the native run takes it: JSON text becomes its value. */
-export function nativeToolOutput(output: unknown): unknown {
-  if (typeof output !== 'string') return output;
-  try {
-    return JSON.parse(output);
-  } catch {
-    return output;
-  }
-}

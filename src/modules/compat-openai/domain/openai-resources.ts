@@ -4,6 +4,7 @@ import type { ToolDefinition } from '../../agents/domain/tool';
 import type { MessageProps } from '../../sessions/domain/message';
 import type { SessionProps } from '../../sessions/domain/session.aggregate';
 import type { RunProps } from '../../runs/domain/run.aggregate';
+import { InputProblem } from './input-events';
 import { jsonText, OpenAiItem, OpenAiSession, OpenAiTurn, RequiredAction, SessionSnapshot, toTokenUsage, turnErrorOf, turnStatusOf, unixSeconds } from './openai-shapes';
 
 /** Our agent in OpenAI's `Agent` shape (tools: its client and server tools as function tools). */
@@ -87,62 +88,117 @@ export function toOpenAiTurn(r: Readonly<RunProps>): OpenAiTurn {
   };
 }
 
+/** An item and where it stands in its message: -1 for the message item, else the content part it comes from. */
+export interface PlacedItem {
+  part: number;
+  item: OpenAiItem;
+}
+
+const ULID = '[0-9A-HJKMNP-TV-Z]{26}';
+const MESSAGE_ITEM_RE = new RegExp(`^msg_(${ULID})$`);
+const PART_ITEM_RE = new RegExp(`^(fc|fco)_(${ULID})_(\\d{1,4})$`);
+
+/** The id of the item that content part `part` of message `messageId` gives (`fc_`: a function call, `fco_`: its output). */
+export function partItemId(kind: 'fc' | 'fco', messageId: string, part: number): string {
+  return `${kind}_${messageId.replace(/^msg_/, '')}_${part}`;
+}
+
 /**
- * A message as items: a user message, an assistant message (its text; `commentary` when it also
- * called tools) and one `function_call` per tool call, a tool message as one
- * `function_call_output` per result. Ids: the message id, the tool call id, `out_<call id>`.
+ * Where an item id points in the history: its message and the part (-1: the message item).
+ * Item ids are positions by construction (see `placedItemsOfMessage`), so a cursor needs no
+ * search; null when `id` is no item id of this surface.
  */
-export function itemsOfMessage(m: Readonly<MessageProps>): OpenAiItem[] {
+export function itemPosition(id: string): { messageId: string; part: number; kind: 'message' | 'fc' | 'fco' } | null {
+  if (MESSAGE_ITEM_RE.test(id)) return { messageId: id, part: -1, kind: 'message' };
+  const m = PART_ITEM_RE.exec(id);
+  return m ? { messageId: `msg_${m[2]}`, part: Number(m[3]), kind: m[1] as 'fc' | 'fco' } : null;
+}
+
+/**
+ * A message as items, in order: a user message, an assistant message (its text; `commentary`
+ * when it also called tools) and one `function_call` per tool call, a tool message as one
+ * `function_call_output` per result. Ids are positions in the history, stable whatever the
+ * message becomes and unique in the session (tool call ids come from the model and need not be):
+ * the message item is the message id; a function call is `fc_<message ULID>_<part>` and an output
+ * `fco_<message ULID>_<part>`, `part` being the index of the content part that holds it.
+ */
+export function placedItemsOfMessage(m: Readonly<MessageProps>): PlacedItem[] {
   const turnId = m.runId ?? '';
   const texts = m.content.filter((p): p is Extract<ContentPart, { type: 'text' }> => p.type === 'text').map((p) => p.text);
-  const items: OpenAiItem[] = [];
+  const items: PlacedItem[] = [];
   const status = m.status === 'completed' ? 'completed' : m.status === 'streaming' || m.status === 'pending' ? 'in_progress' : 'incomplete';
   if (m.role === 'user') {
-    items.push({ id: m.id, type: 'message', role: 'user', status, phase: null, content: texts.map((text) => ({ type: 'input_text', text })), turn_id: turnId });
+    items.push({ part: -1, item: { id: m.id, type: 'message', role: 'user', status, phase: null, content: texts.map((text) => ({ type: 'input_text', text })), turn_id: turnId } });
   } else if (m.role === 'assistant') {
-    const calls = m.content.filter((p): p is Extract<ContentPart, { type: 'tool_call' }> => p.type === 'tool_call');
-    if (texts.length > 0 || calls.length === 0) {
+    const calls = m.content.some((p) => p.type === 'tool_call');
+    if (texts.length > 0 || !calls) {
       items.push({
-        id: m.id,
-        type: 'message',
-        role: 'assistant',
-        status,
-        phase: calls.length ? 'commentary' : 'final_answer',
-        content: [{ type: 'output_text', text: texts.join('') }],
-        turn_id: turnId,
+        part: -1,
+        item: { id: m.id, type: 'message', role: 'assistant', status, phase: calls ? 'commentary' : 'final_answer', content: [{ type: 'output_text', text: texts.join('') }], turn_id: turnId },
       });
     }
-    for (const c of calls) {
-      items.push({ id: c.tool_call_id, type: 'function_call', call_id: c.tool_call_id, name: c.tool_name, arguments: jsonText(c.arguments), status: 'completed', turn_id: turnId });
-    }
+    m.content.forEach((c, part) => {
+      if (c.type !== 'tool_call') return;
+      items.push({
+        part,
+        item: { id: partItemId('fc', m.id, part), type: 'function_call', call_id: c.tool_call_id, name: c.tool_name, arguments: jsonText(c.arguments), status: 'completed', turn_id: turnId },
+      });
+    });
   } else if (m.role === 'tool') {
-    for (const p of m.content) {
-      if (p.type !== 'tool_result') continue;
+    m.content.forEach((p, part) => {
+      if (p.type !== 'tool_result') return;
       items.push({
-        id: `out_${p.tool_call_id}`,
-        type: 'function_call_output',
-        call_id: p.tool_call_id,
-        output: p.ok ? jsonText(p.result) : null,
-        error: p.ok ? null : `${p.error?.code ?? 'tool_failed'}: ${p.error?.message ?? ''}`,
-        status: p.ok ? 'completed' : 'failed',
-        turn_id: turnId,
+        part,
+        item: {
+          id: partItemId('fco', m.id, part),
+          type: 'function_call_output',
+          call_id: p.tool_call_id,
+          output: p.ok ? jsonText(p.result) : null,
+          error: p.ok ? null : `${p.error?.code ?? 'tool_failed'}: ${p.error?.message ?? ''}`,
+          status: p.ok ? 'completed' : 'failed',
+          turn_id: turnId,
+        },
       });
-    }
+    });
   }
   return items;
 }
 
+/** Where a page of items reads its messages: the session's or one turn's, in the list's order. */
+export interface ItemSource {
+  /** The message a cursor names, if it is one of this list's (its content as the caller may see it). */
+  message(id: string): Promise<Readonly<MessageProps> | null>;
+  /** The list's messages after the message `after` (none: from the start), in the list's order, at most `limit`. */
+  messages(after: string | undefined, limit: number): Promise<{ items: Readonly<MessageProps>[]; hasMore: boolean }>;
+}
+
 /**
- * One page of a list of items by cursor: the items after the one with id `after` (none: from
- * the start), at most `limit`. `after` that names no item is 400 (`param: after`).
+ * One page of items by cursor (CONTRACT section 4 on this surface): the items after the one with
+ * id `after` (none: from the start), at most `limit`, in `order`, and whether more follow. The
+ * cursor is a position (message, part): the rest of its message's items, then the messages after
+ * it, read a page at a time (keyset by `sequence`), until `limit + 1` items are known. `after`
+ * that is no item of this list is 400 (`param: after`).
  */
-export function pageOf<T extends { id: string | null }>(all: T[], after: string | undefined, limit: number): { data: T[]; has_more: boolean; found: boolean } {
-  let start = 0;
-  if (after) {
-    const i = all.findIndex((x) => x.id === after);
-    if (i < 0) return { data: [], has_more: false, found: false };
-    start = i + 1;
+export async function itemsPage(source: ItemSource, after: string | undefined, limit: number, order: 'asc' | 'desc'): Promise<{ data: OpenAiItem[]; has_more: boolean }> {
+  const inOrder = (m: Readonly<MessageProps>) => (order === 'asc' ? placedItemsOfMessage(m) : placedItemsOfMessage(m).reverse());
+  const out: OpenAiItem[] = [];
+  let from: string | undefined;
+  if (after !== undefined) {
+    const at = itemPosition(after);
+    const m = at ? await source.message(at.messageId) : null;
+    const placed = m ? placedItemsOfMessage(m) : [];
+    // The message id stays a position even when the message shows no message item (a tool-calling turn without text).
+    if (!m || !at || (at.kind !== 'message' && !placed.some((p) => p.item.id === after))) {
+      throw new InputProblem(`after: no item "${after}" in this list`, 'after');
+    }
+    out.push(...inOrder(m).filter((p) => (order === 'asc' ? p.part > at.part : p.part < at.part)).map((p) => p.item));
+    from = m.id;
   }
-  const data = all.slice(start, start + limit);
-  return { data, has_more: start + limit < all.length, found: true };
+  while (out.length <= limit) {
+    const page = await source.messages(from, limit + 1 - out.length);
+    for (const m of page.items) out.push(...inOrder(m).map((p) => p.item));
+    if (!page.hasMore || page.items.length === 0) break;
+    from = page.items[page.items.length - 1].id;
+  }
+  return { data: out.slice(0, limit), has_more: out.length > limit };
 }

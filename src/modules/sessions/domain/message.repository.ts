@@ -14,6 +14,11 @@ export interface AppendWriteOptions {
   refuseArchived?: boolean;
 }
 
+/** Which of a session's messages a list holds: all of them, or those of one run (`runId`). */
+export interface MessageFilter {
+  runId?: string;
+}
+
 /**
  * Port: the session history. `append` runs inside the caller's transaction: it locks the
  * session row, takes the next `sequence`, increments the session's `revision` by one and
@@ -39,7 +44,8 @@ export abstract class MessageRepository {
    */
   abstract guardedWrite(write: MessageWrite, session?: SessionRowChange): SqlCte;
   abstract findById(id: string): Promise<MessageProps | null>;
-  abstract list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }): Promise<{ items: MessageProps[]; hasMore: boolean }>;
+  /** One keyset page by `sequence` after the message `after` (of this session, else `invalid_cursor`), optionally of one run only. */
+  abstract list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }, filter?: MessageFilter): Promise<{ items: MessageProps[]; hasMore: boolean }>;
   /** The whole history of a session in order (model context). */
   abstract history(sessionId: string): Promise<MessageProps[]>;
 }

@@ -6,7 +6,7 @@ import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
 import { ContentPart } from '../../agents/domain/model-provider';
 import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange } from '../domain/message';
-import { AppendWriteOptions, MessageRepository } from '../domain/message.repository';
+import { AppendWriteOptions, MessageFilter, MessageRepository } from '../domain/message.repository';
 import { sessionArchived, sessionNotFound } from '../domain/session.errors';
 
 interface MessageRow {
@@ -40,6 +40,10 @@ function toProps(r: MessageRow): MessageProps {
     updatedAt: r.updated_at,
   };
 }
+
+/** The bounds of an `integer` column: no sequence lies beyond them. */
+const INT_MIN = -2147483648;
+const INT_MAX = 2147483647;
 
 const COLUMNS = 'id, tenant_id, subject_id, session_id, run_id, role, status, sequence, content, metadata, created_at, updated_at';
 
@@ -158,7 +162,7 @@ export class MessageTypeormRepository extends MessageRepository {
     return rows[0] ? toProps(rows[0]) : null;
   }
 
-  async list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }) {
+  async list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }, filter: MessageFilter = {}) {
     let afterSeq: number | null = null;
     if (page.after !== undefined) {
       const rows: Array<{ sequence: number }> = await this.uow.manager.query(
@@ -169,10 +173,18 @@ export class MessageTypeormRepository extends MessageRepository {
       afterSeq = Number(rows[0].sequence);
     }
     const asc = page.order === 'asc';
+    // Keyset on the session's `sequence`: the unique (session_id, sequence) index, or for one
+    // run's messages the (run_id, sequence) index (a run's messages are its session's); either
+    // reads `limit + 1` index entries from the cursor on, whatever the session's size. The bound
+    // is COALESCE'd rather than `$2 IS NULL OR ...`, so that it stays an index condition in the
+    // generic plan of a prepared statement too (the OR form became a filter: every entry of the
+    // session before the cursor was read).
+    const scope = filter.runId === undefined ? 'session_id = $1' : 'run_id = $4 AND session_id = $1';
+    const bound = asc ? `sequence > COALESCE($2::int, ${INT_MIN})` : `sequence < COALESCE($2::int, ${INT_MAX})`;
     const rows: MessageRow[] = await this.uow.manager.query(
-      `SELECT ${COLUMNS} FROM messages WHERE session_id = $1 AND ($2::int IS NULL OR sequence ${asc ? '>' : '<'} $2)
+      `SELECT ${COLUMNS} FROM messages WHERE ${scope} AND ${bound}
         ORDER BY sequence ${asc ? 'ASC' : 'DESC'} LIMIT $3`,
-      [sessionId, afterSeq, page.limit + 1],
+      filter.runId === undefined ? [sessionId, afterSeq, page.limit + 1] : [sessionId, afterSeq, page.limit + 1, filter.runId],
     );
     const hasMore = rows.length > page.limit;
     return { items: rows.slice(0, page.limit).map(toProps), hasMore };

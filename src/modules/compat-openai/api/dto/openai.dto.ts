@@ -33,8 +33,25 @@ export class OpenAiSessionListQueryDto extends OpenAiListQueryDto {
   agent_id?: string;
 }
 
+/** The fields session create and update share (`spend_control` is refused by the controller). */
+class OpenAiSessionFieldsDto {
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsOptional()
+  @IsObject()
+  metadata?: Record<string, string> | null;
+
+  @ApiPropertyOptional({ enum: ['none', 'auto_review'] })
+  @IsOptional()
+  @IsIn(['none', 'auto_review'])
+  review?: 'none' | 'auto_review';
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  spend_control?: unknown;
+}
+
 /** `POST /agents/sessions` (SessionCreateParams): what this server supports is checked by the controller. */
-export class OpenAiSessionCreateDto {
+export class OpenAiSessionCreateDto extends OpenAiSessionFieldsDto {
   @ApiPropertyOptional({ description: 'Only `{"type":"none"}`.', example: { type: 'none' } })
   @IsOptional()
   environment?: unknown;
@@ -54,20 +71,6 @@ export class OpenAiSessionCreateDto {
   @IsOptional()
   input?: unknown;
 
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional()
-  @IsObject()
-  metadata?: Record<string, string> | null;
-
-  @ApiPropertyOptional({ enum: ['none', 'auto_review'] })
-  @IsOptional()
-  @IsIn(['none', 'auto_review'])
-  review?: 'none' | 'auto_review';
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  spend_control?: unknown;
-
   @ApiPropertyOptional({ description: 'Only `false`: stream with `GET .../events` (the SDK\'s `sessions.stream`).' })
   @IsOptional()
   @IsBoolean()
@@ -79,25 +82,11 @@ export class OpenAiSessionCreateDto {
   vault_ids?: string[] | null;
 }
 
-export class OpenAiSessionUpdateDto {
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
-  @IsOptional()
-  @IsObject()
-  metadata?: Record<string, string> | null;
-
+export class OpenAiSessionUpdateDto extends OpenAiSessionFieldsDto {
   @ApiPropertyOptional({ description: 'Not supported: the agent is pinned at creation.' })
   @IsOptional()
   @IsObject()
   agent?: Record<string, unknown>;
-
-  @ApiPropertyOptional({ enum: ['none', 'auto_review'] })
-  @IsOptional()
-  @IsIn(['none', 'auto_review'])
-  review?: 'none' | 'auto_review';
-
-  @ApiPropertyOptional()
-  @IsOptional()
-  spend_control?: unknown;
 }
 
 /** `POST /agents/sessions/{id}/events`: the events are checked one by one (input-events.ts). */

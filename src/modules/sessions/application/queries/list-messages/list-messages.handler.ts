@@ -11,8 +11,8 @@ export class ListMessagesHandler implements IQueryHandler<ListMessagesQuery> {
     private readonly messages: MessageRepository,
   ) {}
 
-  async execute({ principal, sessionId, page }: ListMessagesQuery) {
+  async execute({ principal, sessionId, page, filter }: ListMessagesQuery) {
     await loadOwnedSession(this.sessions, principal, sessionId);
-    return this.messages.list(sessionId, page);
+    return this.messages.list(sessionId, page, filter);
   }
 }
