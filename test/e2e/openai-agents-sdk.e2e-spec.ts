@@ -222,17 +222,17 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     const after = await sessions().turns.list(s.id, { after: ids[0], order: 'asc' });
     expect(after.data.map((x) => x.id)).toEqual(ids.slice(1));
 
-    const all = (await sessions().items.list(s.id, { limit: 100 })).data;
+    const all = (await sessions().items.list(s.id, { limit: 100, order: 'asc' })).data;
     expect(all).toHaveLength(6); // three user messages, three answers
     expect(all.map((i: any) => i.role)).toEqual(['user', 'assistant', 'user', 'assistant', 'user', 'assistant']);
     const paged: string[] = [];
-    for await (const i of sessions().items.list(s.id, { limit: 2 })) paged.push(i.id!);
+    for await (const i of sessions().items.list(s.id, { limit: 2, order: 'asc' })) paged.push(i.id!);
     expect(paged).toEqual(all.map((i: any) => i.id));
     const reversed: string[] = [];
     for await (const i of sessions().items.list(s.id, { limit: 4, order: 'desc' })) reversed.push(i.id!);
     expect(reversed).toEqual(all.map((i: any) => i.id).reverse());
     const turnItems: any[] = [];
-    for await (const i of sessions().turns.items.list(ids[1], { session_id: s.id, limit: 1 })) turnItems.push(i);
+    for await (const i of sessions().turns.items.list(ids[1], { session_id: s.id, limit: 1, order: 'asc' })) turnItems.push(i);
     expect(turnItems.map((i) => [i.role, i.content[0].text])).toEqual([
       ['user', script([{ text: 'two' }])],
       ['assistant', 'two'],
@@ -282,10 +282,10 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     const desc: string[] = [];
     for await (const i of sessions().items.list(s.id, { limit: 4, order: 'desc' })) desc.push(i.id!);
     expect(desc).toEqual(asc.map((i) => i.id).reverse());
-    // The SDK's default order on this server: oldest first.
+    // The SDK's documented default order (desc, newest first) holds on this server.
     const byDefault: string[] = [];
     for await (const i of sessions().items.list(s.id, { limit: 5 })) byDefault.push(i.id!);
-    expect(byDefault).toEqual(asc.map((i) => i.id));
+    expect(byDefault).toEqual(asc.map((i) => i.id).reverse());
 
     // after from the middle of a message (its first function call), both orders.
     const mid = asc[9].id; // turn 2's first function call
@@ -297,10 +297,10 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     for await (const i of sessions().items.list(s.id, { after: mid, limit: 3, order: 'desc' })) fromMidDesc.push(i.id!);
     expect(fromMidDesc).toEqual(asc.slice(0, 9).map((i) => i.id).reverse());
     // One page on the wire: the SDK's shape.
-    const page = await t.call(key, 'GET', `/openai/v1/agents/sessions/${s.id}/items?after=${asc[3].id}&limit=5`);
+    const page = await t.call(key, 'GET', `/openai/v1/agents/sessions/${s.id}/items?after=${asc[3].id}&limit=5&order=asc`);
     expect(page.body).toMatchObject({ object: 'list', has_more: true, first_id: asc[4].id, last_id: asc[8].id });
     expect(page.body.data.map((i: any) => i.id)).toEqual(asc.slice(4, 9).map((i) => i.id));
-    const last = await t.call(key, 'GET', `/openai/v1/agents/sessions/${s.id}/items?after=${asc[17].id}&limit=3`);
+    const last = await t.call(key, 'GET', `/openai/v1/agents/sessions/${s.id}/items?after=${asc[17].id}&limit=3&order=asc`);
     expect(last.body).toMatchObject({ has_more: false, last_id: asc[20].id });
 
     // A turn's items: only its own, in pages, both orders, after from the middle.

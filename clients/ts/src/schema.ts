@@ -159,7 +159,7 @@ export interface paths {
         };
         /**
          * A session's items across its turns (oldest first by default)
-         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Members see private tools' arguments and results redacted, as on `/v1`.
+         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Like every list of this surface, the default order is `desc` (newest first), as the SDK documents. Members see private tools' arguments and results redacted, as on `/v1`.
          */
         get: operations["OpenAiAgents_listSessionItems"];
         put?: never;
@@ -213,7 +213,7 @@ export interface paths {
         };
         /**
          * A turn's items (its messages, function calls and their outputs; oldest first by default)
-         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Members see private tools' arguments and results redacted, as on `/v1`.
+         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Like every list of this surface, the default order is `desc` (newest first), as the SDK documents. Members see private tools' arguments and results redacted, as on `/v1`.
          */
         get: operations["OpenAiAgents_listTurnItems"];
         put?: never;
@@ -2763,6 +2763,7 @@ export interface operations {
                 /** @description The id of the last item of the previous page. */
                 after?: string;
                 limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
                 order?: "asc" | "desc";
             };
             header?: never;
@@ -2806,6 +2807,7 @@ export interface operations {
                 /** @description Only sessions of this agent. */
                 agent_id?: string;
                 limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
                 order?: "asc" | "desc";
             };
             header?: never;
@@ -2945,6 +2947,7 @@ export interface operations {
                 /** @description The id of the last item of the previous page. */
                 after?: string;
                 limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
                 order?: "asc" | "desc";
             };
             header?: never;
@@ -2969,6 +2972,7 @@ export interface operations {
                 /** @description The id of the last item of the previous page. */
                 after?: string;
                 limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
                 order?: "asc" | "desc";
             };
             header?: never;
@@ -3013,6 +3017,7 @@ export interface operations {
                 /** @description The id of the last item of the previous page. */
                 after?: string;
                 limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
                 order?: "asc" | "desc";
             };
             header?: never;

@@ -37,7 +37,7 @@ const ITEMS_DESCRIPTION =
   'Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. ' +
   'An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output ' +
   '`fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. ' +
-  '`after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. ' +
+  '`after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Like every list of this surface, the default order is `desc` (newest first), as the SDK documents. ' +
   'Members see private tools\' arguments and results redacted, as on `/v1`.';
 
 /**
@@ -69,7 +69,7 @@ export class OpenAiAgentsController {
   @Get('agents')
   @ApiOperation({ summary: 'List agents (our configured agents in OpenAI\'s Agent shape)' })
   async listAgents(@Query() q: OpenAiListQueryDto) {
-    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery({ after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
+    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery({ after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
     return { object: 'list', data: items.map((a) => toOpenAiAgent(a.definition, a.tools)), has_more: hasMore };
   }
 
@@ -305,7 +305,7 @@ export class OpenAiAgentsController {
 
   /** A page of the session's (or one turn's) items, read from the messages by keyset in the database. */
   private async itemsList(principal: Principal, sessionId: string, turnId: string | undefined, q: OpenAiListQueryDto) {
-    const order = q.order ?? 'asc';
+    const order = q.order ?? 'desc';
     const page = await itemsPage(
       {
         message: async (messageId) => {

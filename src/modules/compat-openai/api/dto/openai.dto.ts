@@ -19,7 +19,7 @@ export class OpenAiListQueryDto {
   @Max(100)
   limit?: number;
 
-  @ApiPropertyOptional({ enum: ['asc', 'desc'] })
+  @ApiPropertyOptional({ enum: ['asc', 'desc'], default: 'desc', description: 'Default `desc` (newest first), as the SDK documents for every list.' })
   @IsOptional()
   @IsIn(['asc', 'desc'])
   order?: 'asc' | 'desc';
