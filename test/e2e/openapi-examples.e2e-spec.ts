@@ -146,6 +146,12 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/metrics');
     await tryItOut('get', '/v1/agents');
     await tryItOut('get', '/v1/agents/{id}');
+    // Agents by API (admin): create, a next version, read them, delete.
+    const agent = (await tryItOut('post', '/v1/agents')).body;
+    await tryItOut('post', '/v1/agents/{id}/versions', { id: agent.id });
+    await tryItOut('get', '/v1/agents/{id}/versions', { id: agent.id });
+    await tryItOut('get', '/v1/agents/{id}/versions/{version}', { id: agent.id, version: '2' });
+    await tryItOut('delete', '/v1/agents/{id}', { id: agent.id });
 
     // Sessions: each "Create session" is a new session (never a replay of the previous one).
     const s1 = (await tryItOut('post', '/v1/sessions')).body;

@@ -40,7 +40,7 @@ export class SessionsController {
   async create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateSessionRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     // The insert, the stored response and the audit record: one statement.
     await this.idempotent.execute(req, reply, { batch: true }, async () => {
-      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency }));
+      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, agent: dto.agent, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency }));
       return { status: 201, body: toSessionResponse(s) };
     });
   }
