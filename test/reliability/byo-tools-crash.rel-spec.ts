@@ -86,5 +86,5 @@ describe('crash: kill -9 mid http and mcp tool calls', () => {
     expect(failed.data.error.code).toBe('outcome_unknown');
     expect(mcp.calls.filter((c) => c.name === 'slow')).toHaveLength(1);
     expect(evMcp.filter((e) => e.type === 'run.finished')).toHaveLength(1);
-  });
+  }, 180_000);
 });
