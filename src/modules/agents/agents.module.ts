@@ -2,7 +2,7 @@ import { Logger, Module, OnModuleInit } from '@nestjs/common';
 import { OutboundHttpClient } from '../../common/outbound/outbound-http';
 import { AgentsController } from './api/agents.controller';
 import { CreateAgentVersionHandler, DeleteAgentHandler } from './application/commands/agent-commands';
-import { GetAgentHandler, ListAgentsHandler, ListAgentVersionsHandler, PrepareAgentVersionHandler } from './application/queries/agent-queries';
+import { GetAgentHandler, GetPinnedAgentHandler, ListAgentsHandler, ListAgentVersionsHandler, PrepareAgentVersionHandler } from './application/queries/agent-queries';
 import { AgentCatalog, AgentDirectory } from './domain/agent-definition';
 import { DemoTicketStore } from './domain/demo-ticket.store';
 import { ModelRouter } from './domain/model-provider';
@@ -32,6 +32,7 @@ import { ExternalTools } from './infrastructure/tools/external-tools';
     { provide: ModelRouter, useClass: DefaultModelRouter },
     ListAgentsHandler,
     GetAgentHandler,
+    GetPinnedAgentHandler,
     ListAgentVersionsHandler,
     PrepareAgentVersionHandler,
     CreateAgentVersionHandler,

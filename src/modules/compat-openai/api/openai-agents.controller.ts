@@ -7,10 +7,8 @@ import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { DomainError } from '../../../common/errors/domain-error';
 import { ContentPart } from '../../agents/domain/model-provider';
-import { AgentCatalog } from '../../agents/domain/agent-definition';
-import { ToolRegistry } from '../../agents/domain/tool';
-import { GetAgentQuery } from '../../agents/application/queries/get-agent/get-agent.query';
-import { ListAgentsQuery } from '../../agents/application/queries/list-agents/list-agents.query';
+import type { ResolvedAgent } from '../../agents/domain/agent-definition';
+import { GetAgentQuery, GetPinnedAgentQuery, ListAgentsQuery } from '../../agents/application/queries/agent-queries';
 import { encodeSseFrame } from '../../events/api/sse';
 import { Audience } from '../../events/domain/run-event';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
@@ -47,7 +45,8 @@ const MAX_ITEMS_MESSAGES = 5000;
 @UseFilters(OpenAiErrorFilter)
 @Controller('openai/v1')
 export class OpenAiAgentsController {
-  private readonly agents = new Map<string, Record<string, unknown>>();
+  /** A pinned agent version (immutable) as `AgentSession.agent`, with its client tools' names, by tenant, id, version and model. */
+  private readonly agents = new Map<string, { agent: Record<string, unknown>; clientTools: Set<string> }>();
 
   constructor(
     private readonly commands: CommandBus,
@@ -56,24 +55,21 @@ export class OpenAiAgentsController {
     private readonly inputs: SessionInputs,
     private readonly feed: SessionEventFeed,
     private readonly sse: CompatSse,
-    private readonly catalog: AgentCatalog,
-    private readonly tools: ToolRegistry,
   ) {}
 
   // ---- agents -------------------------------------------------------------------------------
 
   @Get('agents')
   @ApiOperation({ summary: 'List agents (our configured agents in OpenAI\'s Agent shape)' })
-  async listAgents(@Query() q: OpenAiListQueryDto) {
-    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery({ after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
-    return { object: 'list', data: items.map((a) => toOpenAiAgent(a.definition, a.tools)), has_more: hasMore };
+  async listAgents(@CurrentPrincipal() principal: Principal, @Query() q: OpenAiListQueryDto) {
+    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery(principal, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
+    return { object: 'list', data: items.map((a: ResolvedAgent) => toOpenAiAgent(a)), has_more: hasMore };
   }
 
   @Get('agents/:id')
   @ApiOperation({ summary: 'Retrieve an agent' })
-  async getAgent(@Param('id') id: string) {
-    const a = await this.queries.execute(new GetAgentQuery(id));
-    return toOpenAiAgent(a.definition, a.tools);
+  async getAgent(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return toOpenAiAgent(await this.queries.execute(new GetAgentQuery(principal, id)));
   }
 
   // ---- sessions -----------------------------------------------------------------------------
@@ -101,7 +97,8 @@ export class OpenAiAgentsController {
       const s = await this.inputs.createSession(principal, { agentId: dto.agent_id, metadata });
       let active: Readonly<RunProps> | null = null;
       if (input) active = (await this.inputs.submitMessage(principal, s.id, input)).run;
-      return { status: 200, body: toOpenAiSession(active ? { ...s, activeRunId: active.id } : s, this.agentOf(s), active) };
+      const { agent } = await this.agentOf(principal, s);
+      return { status: 200, body: toOpenAiSession(active ? { ...s, activeRunId: active.id } : s, agent, active) };
     });
   }
 
@@ -246,7 +243,8 @@ export class OpenAiAgentsController {
     }
     await this.feed.assertCursorRetained(id, cursor);
     const audience: Audience = principal.role === 'admin' ? 'admin' : 'member';
-    const projection = new AgentSessionProjection(sessionSnapshotOf(session, this.agentOf(session)), (name) => this.tools.get(name)?.executor === 'client');
+    const { agent, clientTools } = await this.agentOf(principal, session);
+    const projection = new AgentSessionProjection(sessionSnapshotOf(session, agent), (name) => clientTools.has(name));
     for (const e of await this.feed.runHistoryAt(id, cursor, audience)) projection.apply(e);
 
     const conn = await this.sse.open(principal, req, reply, id);
@@ -327,19 +325,26 @@ export class OpenAiAgentsController {
   }
 
   private async sessionView(principal: Principal, s: Readonly<SessionProps>) {
-    return toOpenAiSession(s, this.agentOf(s), await this.inputs.activeRun(principal, s));
+    const [{ agent }, active] = await Promise.all([this.agentOf(principal, s), this.inputs.activeRun(principal, s)]);
+    return toOpenAiSession(s, agent, active);
   }
 
-  private agentOf(s: Readonly<SessionProps>): Record<string, unknown> {
-    const key = `${s.agent.id}@${s.agent.version}@${s.agent.model}`;
-    let agent = this.agents.get(key);
-    if (!agent) {
-      const def = this.catalog.get(s.agent.id, s.agent.version);
-      const tools = (def?.tools ?? []).flatMap((n) => this.tools.get(n) ?? []);
-      agent = sessionAgentOf(s, def?.instructions ?? null, tools);
-      this.agents.set(key, agent);
+  /** The session's pinned agent version (also of a deleted agent or an inline configuration), read once per node. */
+  private async agentOf(principal: Principal, s: Readonly<SessionProps>): Promise<{ agent: Record<string, unknown>; clientTools: Set<string> }> {
+    const key = `${s.tenantId}/${s.agent.id}@${s.agent.version}@${s.agent.model}`;
+    let hit = this.agents.get(key);
+    if (!hit) {
+      let def: ResolvedAgent | null = null;
+      try {
+        def = await this.queries.execute(new GetPinnedAgentQuery(principal, s.agent.id, s.agent.version));
+      } catch (err) {
+        if (!(err instanceof DomainError && err.code === 'agent_not_found')) throw err;
+      }
+      const tools = def?.resolvedTools ?? [];
+      hit = { agent: sessionAgentOf(s, def?.instructions ?? null, tools), clientTools: new Set(tools.filter((t) => t.executor === 'client').map((t) => t.name)) };
+      if (def) this.agents.set(key, hit);
     }
-    return agent;
+    return hit;
   }
 }
 

@@ -1,5 +1,5 @@
 import type { ContentPart } from '../../agents/domain/model-provider';
-import type { AgentDefinition } from '../../agents/domain/agent-definition';
+import type { ResolvedAgent } from '../../agents/domain/agent-definition';
 import type { ToolDefinition } from '../../agents/domain/tool';
 import type { MessageProps } from '../../sessions/domain/message';
 import type { SessionProps } from '../../sessions/domain/session.aggregate';
@@ -7,12 +7,14 @@ import type { RunProps } from '../../runs/domain/run.aggregate';
 import { jsonText, OpenAiItem, OpenAiSession, OpenAiTurn, RequiredAction, SessionSnapshot, toTokenUsage, turnErrorOf, turnStatusOf, unixSeconds } from './openai-shapes';
 
 /** Our agent in OpenAI's `Agent` shape (tools: its client and server tools as function tools). */
-export function toOpenAiAgent(definition: AgentDefinition, tools: ToolDefinition[]) {
+export function toOpenAiAgent(definition: ResolvedAgent) {
+  const created = unixSeconds(definition.createdAt) ?? 0; // file agents: 0
+  const tools = definition.resolvedTools;
   return {
     id: definition.id,
     object: 'agent' as const,
-    created_at: 0,
-    updated_at: 0,
+    created_at: created,
+    updated_at: created,
     name: definition.id,
     instructions: definition.instructions,
     metadata: { version: definition.version, description: definition.description },

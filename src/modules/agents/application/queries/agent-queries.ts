@@ -26,6 +26,20 @@ export class GetAgentQuery extends Query<AgentView> {
   }
 }
 
+/**
+ * The agent version a session pinned: also of a deleted agent and of an inline configuration
+ * (hidden agents), which `GetAgentQuery` does not show. Only the caller's tenant's (or a file agent).
+ */
+export class GetPinnedAgentQuery extends Query<AgentView> {
+  constructor(
+    readonly principal: Principal,
+    readonly agentId: string,
+    readonly version: string,
+  ) {
+    super();
+  }
+}
+
 export class ListAgentVersionsQuery extends Query<AgentView[]> {
   constructor(
     readonly principal: Principal,
@@ -74,8 +88,20 @@ export class GetAgentHandler implements IQueryHandler<GetAgentQuery> {
       if (!a) throw notFound(agentId);
       return a;
     }
-    const live = await this.directory.find(principal.tenantId, agentId);
+    // A live agent's versions, or the one version of an inline session configuration (hidden from lists).
+    const live = agentId.startsWith('inline_') || (await this.directory.find(principal.tenantId, agentId));
     const a = live ? await this.directory.findPinned(principal.tenantId, agentId, version) : null;
+    if (!a) throw new DomainError('agent_not_found', `agent "${agentId}" has no version "${version}"`, { agent_id: agentId, version });
+    return a;
+  }
+}
+
+@QueryHandler(GetPinnedAgentQuery)
+export class GetPinnedAgentHandler implements IQueryHandler<GetPinnedAgentQuery> {
+  constructor(private readonly directory: AgentDirectory) {}
+
+  async execute({ principal, agentId, version }: GetPinnedAgentQuery) {
+    const a = await this.directory.findPinned(principal.tenantId, agentId, version);
     if (!a) throw new DomainError('agent_not_found', `agent "${agentId}" has no version "${version}"`, { agent_id: agentId, version });
     return a;
   }
