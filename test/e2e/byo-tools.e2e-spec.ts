@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import { HttpAgent } from '@ag-ui/client';
 import { DataSource } from 'typeorm';
 import { contractOrderProblems, createSession, isTerminal, runEvents, script, startRun, userInput, waitForRun } from '../helpers/runs';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -286,10 +287,46 @@ describe('tools and agents you bring', () => {
     const w = await waitForRun(t, KEYS.memberA1, runId, (r) => r.status === 'waiting_for_tool' || isTerminal(r));
     expect(w.status).toBe('waiting_for_tool');
     expect(w.pending_tool_calls.map((c: any) => c.tool_name)).toEqual(['confirm']);
+    // The pinned configuration and its tools can be read by its tenant (the console's session page), by no other.
+    const pinned = await t.call(KEYS.memberA1, 'GET', `/v1/agents/${s.body.agent.id}/versions/1`);
+    expect(pinned.status).toBe(200);
+    expect(pinned.body.tools.map((x: any) => [x.name, x.executor])).toEqual([
+      ['get_time', 'server'],
+      ['confirm', 'client'],
+    ]);
+    expect((await t.call(KEYS.adminB, 'GET', `/v1/agents/${s.body.agent.id}/versions/1`)).status).toBe(404);
     const bad = await t.call(KEYS.memberA1, 'POST', '/v1/sessions', { agent: { tools: [{ type: 'http', name: 'x', parameters: { type: 'object' }, url: `${http.url}/quote` }] } });
     expect(bad.status).toBe(400);
     const both = await t.call(KEYS.memberA1, 'POST', '/v1/sessions', { agent_id: 'assistant', agent: { tools: [] } });
     expect(both.status).toBe(400);
+  });
+
+  it("AG-UI frontend tools sit next to the agent's own tools: its http tool runs on the server, the request's tool goes to the client", async () => {
+    await ensureAgent();
+    const agent = new HttpAgent({ url: `${t.url}/ag-ui/agents/crm_agent`, headers: { Authorization: `Bearer ${admin}` }, threadId: `byo-agui-${Date.now()}` });
+    const tools = [{ name: 'pick_color', description: 'Lets the user pick a color.', parameters: { type: 'object', properties: { options: { type: 'array' } } } }];
+    agent.addMessage({
+      id: 'u1',
+      role: 'user',
+      content: script([
+        { tool_calls: [{ id: 'call_quote_agui', name: 'quote', arguments: { sku: 'AG-1' } }, { id: 'call_pick_agui', name: 'pick_color', arguments: { options: ['red', 'blue'] } }] },
+        { text: 'Blue it is, at 42.00.' },
+      ]),
+    });
+    const collect = async (runId: string) => {
+      const events: any[] = [];
+      await agent.runAgent({ runId, tools } as any, { onEvent: ({ event }) => void events.push(event) });
+      return events;
+    };
+    const first = await collect(`byo-agui-1-${Date.now()}`);
+    const finished = first.find((e) => e.type === 'RUN_FINISHED');
+    expect(finished.outcome).toEqual({ type: 'success', pendingToolCallIds: ['call_pick_agui'] });
+    const result = first.find((e) => e.type === 'TOOL_CALL_RESULT' && e.toolCallId === 'call_quote_agui');
+    expect(JSON.parse(result.content)).toMatchObject({ sku: 'AG-1', price_cents: 4200 });
+    agent.addMessage({ id: 't1', role: 'tool', toolCallId: 'call_pick_agui', content: JSON.stringify({ color: 'blue' }) });
+    const second = await collect(`byo-agui-2-${Date.now()}`);
+    expect(second.find((e) => e.type === 'RUN_FINISHED').outcome).toEqual({ type: 'success' });
+    expect(second.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta).join('')).toContain('Blue it is');
   });
 
   it('a tool server that hangs is cut at the deadline (http and mcp)', async () => {
