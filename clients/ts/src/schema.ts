@@ -337,7 +337,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get one version of an agent */
+        /**
+         * Get one version of an agent
+         * @description One version with its tools. Also answers the inline configuration a session of this tenant pinned (agent id `inline_...`, version "1"; lists do not show those). Another tenant's: 404.
+         */
         get: operations["Agents_version"];
         put?: never;
         post?: never;

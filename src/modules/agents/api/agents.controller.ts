@@ -115,7 +115,11 @@ export class AgentsController {
   }
 
   @Get(':id/versions/:version')
-  @ApiOperation({ summary: 'Get one version of an agent' })
+  @ApiOperation({
+    summary: 'Get one version of an agent',
+    description:
+      'One version with its tools. Also answers the inline configuration a session of this tenant pinned (agent id `inline_...`, version "1"; lists do not show those). Another tenant\'s: 404.',
+  })
   @ApiParam({ name: 'id', example: 'support_agent' })
   @ApiParam({ name: 'version', example: '1' })
   @ApiOkResponse({ type: AgentResponseDto })
