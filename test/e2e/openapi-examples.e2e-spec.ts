@@ -223,6 +223,8 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/openai/v1/agents');
     await tryItOut('get', '/openai/v1/agents/{id}', { id: 'support_agent' });
     const o1 = (await tryItOut('post', '/openai/v1/agents/sessions')).body;
+    const inline = (await tryItOut('post', '/openai/v1/agents/sessions', {}, { example: 'inline_agent' })).body;
+    expect(inline.agent).toMatchObject({ name: null, model: 'scripted', tools: [expect.objectContaining({ type: 'function', name: 'confirm_with_user' })] });
     await tryItOut('get', '/openai/v1/agents/sessions');
     await tryItOut('get', '/openai/v1/agents/sessions/{id}', { id: o1.id });
     await tryItOut('post', '/openai/v1/agents/sessions/{id}', { id: o1.id });

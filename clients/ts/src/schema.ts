@@ -102,7 +102,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session
-         * @description `agent_id` (one of ours) and `environment: {"type":"none"}`; any other environment is 400. `Idempotency-Key` is honoured. A given `input` starts the first turn.
+         * @description `agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with `agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). `Idempotency-Key` is honoured. A given `input` starts the first turn.
          */
         post: operations["OpenAiAgents_createSession"];
         delete?: never;
@@ -1782,7 +1782,23 @@ export interface components {
             events?: string[];
         };
         OpenAiSessionCreateDto: {
-            /** @description Inline agents are not supported: use `agent_id`. */
+            /**
+             * @description An inline agent instead of `agent_id`: `model` (required; one of ours, e.g. `scripted`), `instructions`, `tools` of type `function` (`name`, `description`, `parameters`: JSON Schema; executed by the client). Other tool types and settings this server cannot honour are 400 with their `param`.
+             * @example {
+             *       "model": "scripted",
+             *       "instructions": "Be brief.",
+             *       "tools": [
+             *         {
+             *           "type": "function",
+             *           "name": "confirm_with_user",
+             *           "description": "Asks the user.",
+             *           "parameters": {
+             *             "type": "object"
+             *           }
+             *         }
+             *       ]
+             *     }
+             */
             agent?: Record<string, never>;
             /** @example support_agent */
             agent_id?: string;

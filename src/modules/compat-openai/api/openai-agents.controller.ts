@@ -26,6 +26,7 @@ import { SessionEventFeed } from '../../compat-shared/session-event-feed';
 import { SessionInputs } from '../../compat-shared/session-inputs';
 import { AgentSessionProjection } from '../domain/agent-session-projection';
 import { InputEvent, InputProblem, nativeToolOutput, parseInputEvents, parseMessages } from '../domain/input-events';
+import { InlineAgentInput, parseInlineAgent } from '../domain/inline-agent';
 import { itemsOfMessage, pageOf, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
 import { OpenAiItem } from '../domain/openai-shapes';
 import { OpenAiEventsCreateDto, OpenAiListQueryDto, OpenAiSessionCreateDto, OpenAiSessionListQueryDto, OpenAiSessionUpdateDto } from './dto/openai.dto';
@@ -77,29 +78,53 @@ export class OpenAiAgentsController {
   @Post('agents/sessions')
   @ApiOperation({
     summary: 'Create a session',
-    description: '`agent_id` (one of ours) and `environment: {"type":"none"}`; any other environment is 400. `Idempotency-Key` is honoured. A given `input` starts the first turn.',
+    description:
+      '`agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with ' +
+      '`agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), ' +
+      'and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). ' +
+      '`Idempotency-Key` is honoured. A given `input` starts the first turn.',
   })
   @ApiIdempotencyKey(false)
   @ApiJsonBody(OpenAiSessionCreateDto, {
     session: { summary: 'A session of support_agent', value: { agent_id: 'support_agent', environment: { type: 'none' }, metadata: { channel: 'swagger' } } },
+    inline_agent: {
+      summary: 'An inline agent with a client function tool',
+      value: {
+        environment: { type: 'none' },
+        agent: {
+          model: 'scripted',
+          instructions: 'Confirm with the user before acting.',
+          tools: [{ type: 'function', name: 'confirm_with_user', description: 'Asks the user a yes/no question.', parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] } }],
+        },
+      },
+    },
   })
   async createSession(@CurrentPrincipal() principal: Principal, @Body() dto: OpenAiSessionCreateDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     checkEnvironment(dto.environment);
-    if (dto.agent !== undefined) {
-      throw new OpenAiRequestError('inline agents are not supported by this server: pass the agent_id of a configured agent (GET /openai/v1/agents lists them)', 'agent');
-    }
+    const inline = dto.agent === undefined ? undefined : parseInlineAgent(dto.agent, dto.agent_id !== undefined);
     if (dto.stream === true) throw new OpenAiRequestError('stream: true is not supported on create: create the session, then use sessions.stream (GET .../events)', 'stream');
     if (dto.vault_ids && dto.vault_ids.length > 0) throw new OpenAiRequestError('vault_ids are not supported by this server', 'vault_ids');
     if (dto.spend_control !== undefined && dto.spend_control !== null) throw new OpenAiRequestError('spend_control is not supported by this server', 'spend_control');
     const metadata = checkMetadata(dto.metadata);
     const input = dto.input === undefined || dto.input === null ? null : parseMessages(dto.input, 'input');
     await this.idempotent.execute(req, reply, {}, async () => {
-      const s = await this.inputs.createSession(principal, { agentId: dto.agent_id, metadata });
+      const s = inline ? await this.createInlineSession(principal, inline, metadata) : await this.inputs.createSession(principal, { agentId: dto.agent_id, metadata });
       let active: Readonly<RunProps> | null = null;
       if (input) active = (await this.inputs.submitMessage(principal, s.id, input)).run;
       const { agent } = await this.agentOf(principal, s);
       return { status: 200, body: toOpenAiSession(active ? { ...s, activeRunId: active.id } : s, agent, active) };
     });
+  }
+
+  /** A session pinning the inline agent; the native configuration's field problems come back as 400s naming the SDK's param. */
+  private async createInlineSession(principal: Principal, agent: InlineAgentInput, metadata: Record<string, string> | undefined): Promise<Readonly<SessionProps>> {
+    try {
+      return await this.inputs.createSession(principal, { agent, metadata });
+    } catch (err) {
+      const first = err instanceof DomainError && err.code === 'invalid_request' ? (err.details as { errors?: Array<{ field: string; message: string }> }).errors?.[0] : undefined;
+      if (first) throw new OpenAiRequestError(`inline agent: ${first.field} ${first.message}`, first.field);
+      throw err;
+    }
   }
 
   @Get('agents/sessions')

@@ -31,7 +31,8 @@ export function toOpenAiAgent(definition: ResolvedAgent) {
 export function sessionAgentOf(s: Readonly<SessionProps>, instructions: string | null, tools: ToolDefinition[]) {
   return {
     id: s.agent.id,
-    name: s.agent.id,
+    // An inline configuration has no saved name (OpenAI: null).
+    name: s.agent.id.startsWith('inline_') ? null : s.agent.id,
     instructions,
     model: s.agent.model,
     multi_agent: { enabled: false },
