@@ -299,6 +299,18 @@ describe('tools and agents you bring', () => {
     expect(bad.status).toBe(400);
     const both = await t.call(KEYS.memberA1, 'POST', '/v1/sessions', { agent_id: 'assistant', agent: { tools: [] } });
     expect(both.status).toBe(400);
+    // The configuration commits with its session: a retried key replays it and stores no second one.
+    const ds = t.app.get(DataSource);
+    const hidden = async () => (await ds.query(`SELECT count(*)::int AS n FROM agent_versions WHERE hidden`))[0].n as number;
+    const n0 = await hidden();
+    const body = { agent: { instructions: 'Once.', tools: ['get_time'] } };
+    const opts = { 'Idempotency-Key': `inline-${Date.now()}` };
+    const first = await t.call(KEYS.memberA1, 'POST', '/v1/sessions', body, opts);
+    const again = await t.call(KEYS.memberA1, 'POST', '/v1/sessions', body, opts);
+    expect(first.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.id).toBe(first.body.id);
+    expect(await hidden()).toBe(n0 + 1);
   });
 
   it("AG-UI frontend tools sit next to the agent's own tools: its http tool runs on the server, the request's tool goes to the client", async () => {
