@@ -222,6 +222,7 @@ async function renderSession(id) {
   }
 
   const runsList = h('ul', { class: 'run-list', id: 'run-list' });
+  const toolsList = h('ul', { class: 'run-list', id: 'agent-tools' }, h('li', { class: 'muted' }, 'Loading…'));
   const details = h('dl', {});
   const fillDetails = (sess) =>
     details.replaceChildren(h('dt', {}, 'ID'), h('dd', { class: 'mono' }, sess.id), h('dt', {}, 'Agent'), h('dd', {}, `${sess.agent.id} v${sess.agent.version}`), h('dt', {}, 'Model'), h('dd', {}, sess.agent.model), h('dt', {}, 'Status'), h('dd', {}, chip(sess.status)), h('dt', {}, 'Revision'), h('dd', {}, String(sess.revision)), h('dt', {}, 'Created'), h('dd', {}, fmtTime(sess.created_at)));
@@ -247,8 +248,27 @@ async function renderSession(id) {
         { 'aria-label': 'Session details' },
         h('section', { class: 'panel side' }, h('h2', {}, 'Details'), details),
         h('section', { class: 'panel side' }, h('h2', {}, 'Recent runs'), runsList),
+        h('section', { class: 'panel side', 'aria-label': 'Agent tools' }, h('h2', {}, 'Agent tools'), toolsList),
       ),
     ),
+  );
+  // The tools of the agent version this session pinned (built-in, http, mcp, function).
+  api.get(`/v1/agents/${encodeURIComponent(session.agent.id)}/versions/${encodeURIComponent(session.agent.version)}`).then(
+    (a) =>
+      toolsList.replaceChildren(
+        ...(a.tools.length
+          ? a.tools.map((t) =>
+              h(
+                'li',
+                { title: t.description || t.name },
+                h('span', { class: 'mono' }, t.name),
+                ' ',
+                h('span', { class: 'muted small' }, [t.type, t.executor === 'client' ? 'client' : null, t.risk !== 'auto' ? t.risk : null, t.visibility === 'private' ? 'private' : null].filter(Boolean).join(' · ')),
+              ),
+            )
+          : [h('li', { class: 'muted' }, 'No tools')]),
+      ),
+    () => toolsList.replaceChildren(h('li', { class: 'muted' }, 'Not available')),
   );
   list.scrollTop = list.scrollHeight;
   if (!archived) textarea.focus();

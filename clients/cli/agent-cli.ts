@@ -5,7 +5,8 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { AgentApiClient, ApiError, isTerminal, type AuditRecord, type Message, type Run, type Session } from '../ts/src/client';
+import { readFileSync } from 'node:fs';
+import { AgentApiClient, ApiError, isTerminal, type Agent, type AuditRecord, type CreateAgentRequest, type Message, type Run, type Session } from '../ts/src/client';
 import { streamRunEvents, type AgentEvent } from '../ts/src/sse';
 
 const HELP = `agent-api - use the Agent API from the command line
@@ -20,6 +21,11 @@ Usage:
   agent-api runs list <session>
   agent-api runs show <run>
   agent-api runs cancel <run>
+  agent-api agents [list]                         file and API agents (source file|api)
+  agent-api agents show <agent> [--version n]     one agent (version) and its tools
+  agent-api agents versions <agent>               every version of an agent
+  agent-api agents create --file agent.json       a new API agent, version 1 (admin; '-' reads stdin)
+  agent-api agents create <agent> --file v.json   the next version of an API agent (admin)
   agent-api audit [--run id] [--session id] [--action a] [--actor subject] [--limit n] [--after id]
   agent-api audit --verify                        check the audit hash chain (admin)
 
@@ -128,6 +134,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       yes: { type: 'boolean', short: 'y', default: false },
       enqueue: { type: 'boolean', default: false },
       steer: { type: 'boolean', default: false },
+      file: { type: 'string' },
+      version: { type: 'string' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -207,6 +215,44 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return 0;
       }
       throw new UsageError(`unknown: runs ${sub}`);
+    }
+    case 'agents': {
+      const printAgent = (a: Agent) => {
+        print(`${c.bold(a.id)}  ${c.dim(`v${a.version} · ${a.source} · model ${a.model}`)}\n`);
+        if (a.description) print(`${a.description}\n`);
+        print(table([['TOOL', 'TYPE', 'RISK', 'VISIBILITY', 'IDEMPOTENT', 'EXECUTOR'], ...a.tools.map((t) => [t.name, t.type, t.risk, t.visibility, String(t.idempotent), t.executor])]));
+      };
+      if (sub === 'list' || sub === undefined) {
+        const page = await client.listAgents();
+        if (values.json) return json(page), 0;
+        print(table([['ID', 'VERSION', 'SOURCE', 'MODEL', 'TOOLS'], ...page.data.map((a: Agent) => [a.id, a.version, a.source, a.model, String(a.tools.length)])]));
+        return 0;
+      }
+      if (sub === 'show') {
+        const id = need(rest[0], 'agent id: agent-api agents show <agent> [--version N]');
+        const a = values.version ? await client.getAgentVersion(id, values.version) : await client.getAgent(id);
+        if (values.json) return json(a), 0;
+        printAgent(a);
+        return 0;
+      }
+      if (sub === 'versions') {
+        const id = need(rest[0], 'agent id: agent-api agents versions <agent>');
+        const page = await client.listAgentVersions(id);
+        if (values.json) return json(page), 0;
+        print(table([['VERSION', 'CREATED', 'TOOLS'], ...page.data.map((a: Agent) => [a.version, a.created_at ?? '-', a.tools.map((t) => t.name).join(', ')])]));
+        return 0;
+      }
+      if (sub === 'create') {
+        // agents create --file agent.json (a new agent), or agents create <agent> --file v2.json (its next version)
+        const file = need(values.file, 'definition: agent-api agents create [<agent>] --file agent.json');
+        const body = JSON.parse(readFileSync(file === '-' ? 0 : file, 'utf8')) as CreateAgentRequest;
+        const a = rest[0] ? await client.createAgentVersion(rest[0], { ...body, id: undefined }) : await client.createAgent(body);
+        if (values.json) return json(a), 0;
+        printAgent(a);
+        io.err.write(c.dim(`created ${a.id} v${a.version}; start a session with: agent-api sessions create --agent ${a.id}\n`));
+        return 0;
+      }
+      throw new UsageError(`unknown: agents ${sub}`);
     }
     case 'audit': {
       if (values.verify) {

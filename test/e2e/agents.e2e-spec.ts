@@ -23,8 +23,10 @@ describe('GET /v1/agents', () => {
     expect(res.body).toMatchObject({ object: 'list', first_id: 'assistant', last_id: 'support_agent', has_more: false });
     expect(res.body.data.map((a: { id: string }) => a.id)).toEqual(['assistant', 'support_agent']);
     for (const a of res.body.data) {
-      expect(Object.keys(a).sort()).toEqual(['description', 'id', 'model', 'object', 'tools', 'version']);
+      // CONTRACT section 13: file and API agents are listed together with their `source`.
+      expect(Object.keys(a).sort()).toEqual(['created_at', 'description', 'id', 'model', 'object', 'source', 'tools', 'version']);
       expect(a.object).toBe('agent');
+      expect(a.source).toBe('file');
     }
   });
 
@@ -36,6 +38,7 @@ describe('GET /v1/agents', () => {
     expect(Object.keys(tools)).toEqual(['get_order', 'create_ticket', 'notify_customer', 'lookup_customer', 'read_attachment', 'get_time', 'slow_tool', 'flaky_tool']);
     expect(tools.create_ticket).toEqual({
       name: 'create_ticket',
+      type: 'builtin',
       description: expect.any(String),
       risk: 'approve',
       visibility: 'public',

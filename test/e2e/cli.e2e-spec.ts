@@ -1,6 +1,8 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
@@ -204,6 +206,41 @@ describe('agent-api CLI (child process against a test app)', () => {
     const down = await runCli(['sessions', 'list'], { url: 'http://127.0.0.1:9' });
     expect(down.code).toBe(1);
     expect(down.stderr).toContain('cannot reach http://127.0.0.1:9');
+  });
+
+  it('agents create|versions|show|list: API agents and their versions (admin), with their tools', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'agent-cli-'));
+    const v1 = {
+      id: 'cli_agent',
+      description: 'Made by the CLI test',
+      tools: ['get_time', { type: 'function', name: 'ask_user', description: 'Asks the user.', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
+    };
+    writeFileSync(join(dir, 'v1.json'), JSON.stringify(v1));
+    const created = await runCli(['agents', 'create', '--file', join(dir, 'v1.json')], { url: t.url });
+    expect(created.stderr).toContain('created cli_agent v1');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/cli_agent\s+v1 · api · model scripted/);
+    expect(created.stdout).toMatch(/ask_user\s+function\s+auto\s+public\s+false\s+client/);
+    // The next version from stdin ('-'), with the agent id as argument.
+    const next = await runCli(['agents', 'create', 'cli_agent', '--file', '-', '--json'], { url: t.url, stdin: JSON.stringify({ tools: ['get_time'] }) });
+    expect(next.code).toBe(0);
+    expect(JSON.parse(next.stdout)).toMatchObject({ id: 'cli_agent', version: '2', source: 'api' });
+    const versions = await runCli(['agents', 'versions', 'cli_agent'], { url: t.url });
+    expect(versions.code).toBe(0);
+    expect(versions.stdout).toMatch(/^1\s+\S+\s+get_time, ask_user$/m);
+    expect(versions.stdout).toMatch(/^2\s+\S+\s+get_time$/m);
+    const shown = await runCli(['agents', 'show', 'cli_agent', '--version', '1', '--json'], { url: t.url, key: KEYS.memberA1 });
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout).tools.map((x: { name: string }) => x.name)).toEqual(['get_time', 'ask_user']);
+    const list = await runCli(['agents', 'list'], { url: t.url });
+    expect(list.stdout).toMatch(/cli_agent\s+2\s+api\s+scripted\s+1/);
+    expect(list.stdout).toMatch(/support_agent\s+\d+\s+file/);
+    const member = await runCli(['agents', 'create', '--file', join(dir, 'v1.json')], { url: t.url, key: KEYS.memberA1 });
+    expect(member.code).toBe(1);
+    expect(member.stderr).toContain('forbidden');
+    const other = await runCli(['agents', 'show', 'cli_agent'], { url: t.url, key: KEYS.adminB });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('agent_not_found');
   });
 
   it('audit: lists filtered records and verifies the chain (admin); members get forbidden', async () => {

@@ -400,6 +400,97 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     expect(err.code).toBe('invalid_request');
   });
 
+  it('a session with an inline agent carrying a function tool: finalResult() with toolHandlers answers it', async () => {
+    const weather = {
+      type: 'function' as const,
+      name: 'city_forecast',
+      description: 'The forecast for a city.',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false },
+    };
+    const s: any = await sessions().create({
+      environment: { type: 'none' },
+      agent: { model: 'scripted', instructions: 'Check the weather before answering.', tools: [weather], service_tier: 'default', reasoning: null },
+      metadata: { channel: 'inline' },
+    });
+    expect(s.agent).toMatchObject({ name: null, model: 'scripted', instructions: 'Check the weather before answering.', tools: [{ type: 'function', name: 'city_forecast', parameters: weather.parameters }] });
+    expect(s.agent.id).toMatch(/^inline_/);
+    expect(s.status).toBe('idle');
+    const calls: unknown[] = [];
+    const result = await sessions()
+      .stream(s.id, {
+        input: script([{ text: 'Checking.', tool_calls: [{ name: 'city_forecast', arguments: { city: 'Paris' } }] }, { text: 'Sunny in Paris.' }]),
+        toolHandlers: {
+          city_forecast: async (args: any) => {
+            calls.push(args);
+            return { city: args.city, forecast: 'sunny' };
+          },
+        } as never,
+      })
+      .finalResult();
+    expect(calls).toEqual([{ city: 'Paris' }]);
+    expect(result.output_text).toBe('Sunny in Paris.');
+    const items: any[] = [];
+    for await (const it of sessions().turns.items.list(result.turn_id, { session_id: s.id })) items.push(it);
+    const out = items.find((i) => i.type === 'function_call_output');
+    expect(JSON.parse(out.output)).toEqual({ city: 'Paris', forecast: 'sunny' });
+    // The native side pins the same configuration: the session's agent, its tools, a client tool call.
+    const native = await t.call(key, 'GET', `/v1/sessions/${s.id}`);
+    expect(native.body.agent).toMatchObject({ id: s.agent.id, version: '1', model: 'scripted' });
+    const pinned = await t.call(key, 'GET', `/v1/agents/${s.agent.id}/versions/1`);
+    expect(pinned.body.tools).toEqual([expect.objectContaining({ name: 'city_forecast', type: 'function', executor: 'client' })]);
+    expect((await sessions().retrieve(s.id)).agent).toEqual(s.agent);
+    // A first input at creation starts the turn, which waits for the client: a required action of type function_call.
+    const started: any = await sessions().create({
+      environment: { type: 'none' },
+      agent: { model: 'scripted', tools: [weather] },
+      input: script([{ tool_calls: [{ name: 'city_forecast', arguments: { city: 'Oslo' } }] }, { text: 'Snow.' }]),
+    });
+    const until = Date.now() + 20000;
+    let waiting: any = started;
+    while (waiting.status !== 'requires_action' && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 30));
+      waiting = await sessions().retrieve(started.id);
+    }
+    expect(waiting.required_actions).toEqual([expect.objectContaining({ type: 'function_call', name: 'city_forecast', arguments: JSON.stringify({ city: 'Oslo' }) })]);
+    const action = waiting.required_actions[0];
+    await sessions().events.create(started.id, { events: [{ type: 'agent.session.input.tool_result', turn_id: action.turn_id, call_id: action.call_id, success: true, output: '{"forecast":"snow"}' }] as never });
+    await waitIdle(started.id);
+    expect((await t.call(key, 'GET', `/v1/runs/${action.turn_id}`)).body.status).toBe('completed');
+  });
+
+  it('a bad inline agent is BadRequestError with a clear message and the param, and creates nothing', async () => {
+    const fn = { type: 'function', name: 'ask', description: 'Asks.', parameters: { type: 'object' } };
+    const newest = async () => (await t.call(key, 'GET', '/v1/sessions?limit=1&order=desc')).body.data[0]?.id ?? null;
+    const before = await newest();
+    const cases: Array<[unknown, RegExp, string]> = [
+      [{ model: 'scripted', tools: [{ type: 'mcp', server_label: 'crm', transport: { type: 'streamable_http', url: 'http://127.0.0.1:1/mcp' } }] }, /tool type "mcp" is not supported in an inline agent: only "function" tools/, 'agent.tools[0].type'],
+      [{ model: 'scripted', tools: [{ type: 'web_search' }] }, /tool type "web_search" is not supported/, 'agent.tools[0].type'],
+      [{ tools: [fn] }, /agent\.model is required/, 'agent.model'],
+      [{ model: 'no-such-model', tools: [fn] }, /inline agent: agent\.model must be one of: scripted/, 'agent.model'],
+      [{ model: 'scripted', tools: [{ ...fn, name: 'get_time' }] }, /agent\.tools\[0\]\.name "get_time" is a built-in tool name/, 'agent.tools[0].name'],
+      [{ model: 'scripted', tools: [{ ...fn, parameters: { type: 'object', properties: 5 } }] }, /agent\.tools\[0\]\.parameters/, 'agent.tools[0].parameters'],
+      [{ model: 'scripted', tools: [{ ...fn, async: true }] }, /functions the agent does not wait for are not supported/, 'agent.tools[0].async'],
+      [{ model: 'scripted', reasoning: { effort: 'high' } }, /agent\.reasoning is not supported/, 'agent.reasoning'],
+      [{ model: 'scripted', multi_agent: { enabled: true } }, /subagents are not supported/, 'agent.multi_agent'],
+      [{ model: 'scripted', voice: 'x' }, /agent\.voice is not a field of an inline agent/, 'agent.voice'],
+    ];
+    for (const [agent, message, param] of cases) {
+      const err: any = await sessions()
+        .create({ environment: { type: 'none' }, agent } as never)
+        .catch((e) => e);
+      expect(err).toBeInstanceOf(BadRequestError);
+      expect([err.message, err.param]).toEqual([expect.stringMatching(message), param]);
+      expect(err.code).toBe('invalid_request');
+    }
+    const both: any = await sessions()
+      .create({ agent_id: 'assistant', environment: { type: 'none' }, agent: { model: 'scripted' } })
+      .catch((e) => e);
+    expect(both).toBeInstanceOf(BadRequestError);
+    expect(both.message).toMatch(/agent together with agent_id .* is not supported by this server/);
+    expect(both.param).toBe('agent');
+    expect(await newest()).toBe(before);
+  });
+
   it('a stream cut mid-turn and resumed with Last-Event-ID delivers every event exactly once', async () => {
     const s = await create();
     const url = `${t.url}/openai/v1/agents/sessions/${s.id}/events`;

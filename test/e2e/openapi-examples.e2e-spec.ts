@@ -146,6 +146,12 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/metrics');
     await tryItOut('get', '/v1/agents');
     await tryItOut('get', '/v1/agents/{id}');
+    // Agents by API (admin): create, a next version, read them, delete.
+    const agent = (await tryItOut('post', '/v1/agents')).body;
+    await tryItOut('post', '/v1/agents/{id}/versions', { id: agent.id });
+    await tryItOut('get', '/v1/agents/{id}/versions', { id: agent.id });
+    await tryItOut('get', '/v1/agents/{id}/versions/{version}', { id: agent.id, version: '2' });
+    await tryItOut('delete', '/v1/agents/{id}', { id: agent.id });
 
     // Sessions: each "Create session" is a new session (never a replay of the previous one).
     const s1 = (await tryItOut('post', '/v1/sessions')).body;
@@ -217,6 +223,8 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/openai/v1/agents');
     await tryItOut('get', '/openai/v1/agents/{id}', { id: 'support_agent' });
     const o1 = (await tryItOut('post', '/openai/v1/agents/sessions')).body;
+    const inline = (await tryItOut('post', '/openai/v1/agents/sessions', {}, { example: 'inline_agent' })).body;
+    expect(inline.agent).toMatchObject({ name: null, model: 'scripted', tools: [expect.objectContaining({ type: 'function', name: 'confirm_with_user' })] });
     await tryItOut('get', '/openai/v1/agents/sessions');
     await tryItOut('get', '/openai/v1/agents/sessions/{id}', { id: o1.id });
     await tryItOut('post', '/openai/v1/agents/sessions/{id}', { id: o1.id });

@@ -10,6 +10,8 @@ import type { components, paths } from './schema';
 
 export type Schemas = components['schemas'];
 export type Agent = Schemas['AgentResponseDto'];
+export type CreateAgentRequest = Schemas['CreateAgentRequestDto'];
+export type CreateAgentVersionRequest = Schemas['CreateAgentVersionRequestDto'];
 export type Session = Schemas['SessionResponseDto'];
 export type CreateSessionRequest = Schemas['CreateSessionRequestDto'];
 export type UpdateSessionRequest = Schemas['UpdateSessionRequestDto'];
@@ -214,6 +216,24 @@ export class AgentApiClient {
   }
   getAgent(id: string): Promise<Agent> {
     return this.request('GET', `/v1/agents/${enc(id)}`);
+  }
+  /** Admin: version "1" of a new API agent (http, mcp and function tools; CONTRACT section 13). */
+  createAgent(body: CreateAgentRequest, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<Agent> {
+    return this.request('POST', '/v1/agents', { body, ...opts });
+  }
+  /** Admin: the next immutable version of an API agent. */
+  createAgentVersion(id: string, body: CreateAgentVersionRequest, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<Agent> {
+    return this.request('POST', `/v1/agents/${enc(id)}/versions`, { body, ...opts });
+  }
+  listAgentVersions(id: string): Promise<{ object: 'list'; data: Agent[]; has_more: boolean }> {
+    return this.request('GET', `/v1/agents/${enc(id)}/versions`);
+  }
+  getAgentVersion(id: string, version: string): Promise<Agent> {
+    return this.request('GET', `/v1/agents/${enc(id)}/versions/${enc(version)}`);
+  }
+  /** Admin: no new sessions; sessions pinned to its versions keep them. */
+  deleteAgent(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/agents/${enc(id)}`);
   }
 
   // ---- sessions

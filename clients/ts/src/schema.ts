@@ -102,7 +102,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session
-         * @description `agent_id` (one of ours) and `environment: {"type":"none"}`; any other environment is 400. `Idempotency-Key` is honoured. A given `input` starts the first turn.
+         * @description `agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with `agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). `Idempotency-Key` is honoured. A given `input` starts the first turn.
          */
         post: operations["OpenAiAgents_createSession"];
         delete?: never;
@@ -273,11 +273,15 @@ export interface paths {
         };
         /**
          * List agents
-         * @description The configured agents (newest version of each) with their tools, sorted by id. Any API key may read them. Default order: asc.
+         * @description The file agents (shared, `source: "file"`) and this tenant's API agents (`source: "api"`), newest version of each with its tools, sorted by id. Any API key may read them. Default order: asc.
          */
         get: operations["Agents_list"];
         put?: never;
-        post?: never;
+        /**
+         * Create an agent (admin)
+         * @description Version "1" of a new API agent of this tenant. Tools may be built-in names, `http`, `mcp` (its tools are listed now and pinned with the version) and `function` tools. An id that exists (a file agent, or a live agent of the tenant): 409 `agent_read_only`. A URL outside OUTBOUND_URL_ALLOWLIST, an MCP server that cannot list its tools, or an invalid schema: 400.
+         */
+        post: operations["Agents_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -293,9 +297,57 @@ export interface paths {
         };
         /**
          * Get an agent
-         * @description The newest version of one agent, with its tools.
+         * @description The newest version of one agent, with its tools. Another tenant's API agent: 404.
          */
         get: operations["Agents_get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an agent (admin)
+         * @description No new sessions may use it; sessions already pinned to one of its versions keep it. File agents: 409 `agent_read_only`.
+         */
+        delete: operations["Agents_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the versions of an agent
+         * @description Every version, oldest first.
+         */
+        get: operations["Agents_versions"];
+        put?: never;
+        /**
+         * Create the next version of an agent (admin)
+         * @description Versions are immutable: this adds the next one, which new sessions get; existing sessions keep theirs. File agents: 409 `agent_read_only`.
+         */
+        post: operations["Agents_createNext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{id}/versions/{version}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get one version of an agent
+         * @description One version with its tools. Also answers the inline configuration a session of this tenant pinned (agent id `inline_...`, version "1"; lists do not show those). Another tenant's: 404.
+         */
+        get: operations["Agents_version"];
         put?: never;
         post?: never;
         delete?: never;
@@ -651,6 +703,12 @@ export interface components {
             object: "list";
         };
         AgentResponseDto: {
+            /**
+             * Format: date-time
+             * @description API agents: when this version was created.
+             * @example null
+             */
+            created_at: string | null;
             /** @example Customer support: looks up orders, opens tickets (with human approval) and customers (client-side). */
             description: string;
             /** @example support_agent */
@@ -663,9 +721,16 @@ export interface components {
             /** @enum {string} */
             object: "agent";
             /**
+             * @description `file`: a versioned file, shared and read-only; `api`: created by this tenant through the API.
+             * @example file
+             * @enum {string}
+             */
+            source: "file" | "api";
+            /**
              * @example [
              *       {
              *         "name": "get_order",
+             *         "type": "builtin",
              *         "description": "Looks an order up by its id.",
              *         "risk": "auto",
              *         "visibility": "public",
@@ -674,6 +739,7 @@ export interface components {
              *       },
              *       {
              *         "name": "create_ticket",
+             *         "type": "builtin",
              *         "description": "Opens a support ticket for an order.",
              *         "risk": "approve",
              *         "visibility": "public",
@@ -682,6 +748,7 @@ export interface components {
              *       },
              *       {
              *         "name": "lookup_customer",
+             *         "type": "builtin",
              *         "description": "Looks a customer up by e-mail.",
              *         "risk": "auto",
              *         "visibility": "private",
@@ -692,7 +759,7 @@ export interface components {
              */
             tools: components["schemas"]["AgentToolDto"][];
             /**
-             * @description Newest version of the definition; sessions pin the version they were created with.
+             * @description Version of the definition (the newest one unless a version was asked for); sessions pin the version they were created with.
              * @example 1
              */
             version: string;
@@ -728,11 +795,29 @@ export interface components {
              */
             risk: "auto" | "suggest" | "approve";
             /**
+             * @description mcp tools: the server entry the tool came from.
+             * @example crm
+             */
+            server?: string;
+            /**
+             * @description How the tool is executed (CONTRACT section 13).
+             * @example builtin
+             * @enum {string}
+             */
+            type: "builtin" | "http" | "mcp" | "function";
+            /**
              * @description `private`: arguments and results are redacted for members.
              * @example public
              * @enum {string}
              */
             visibility: "public" | "private";
+        };
+        AgentVersionListResponseDto: {
+            data: components["schemas"]["AgentResponseDto"][];
+            /** @example false */
+            has_more: boolean;
+            /** @enum {string} */
+            object: "list";
         };
         AgUiResumeEntryDto: {
             /**
@@ -1213,6 +1298,114 @@ export interface components {
         };
         /** @description A message content part, by `type`. */
         ContentPart: components["schemas"]["TextPart"] | components["schemas"]["AttachmentRefPart"] | components["schemas"]["ToolCallPart"] | components["schemas"]["ToolResultPart"];
+        CreateAgentRequestDto: {
+            /** @example Looks customers up in the CRM and opens refunds. */
+            description?: string;
+            /**
+             * @description Unique within the tenant and not a file agent id; `[a-z0-9_-]{1,64}`.
+             * @example crm_agent
+             */
+            id: string;
+            /** @example You are a careful support agent. */
+            instructions?: string;
+            /**
+             * @description Default model of new sessions (default `scripted`).
+             * @example scripted
+             */
+            model?: string;
+            /**
+             * @description Each entry: a built-in tool name (`"get_time"`), or `{"type":"http","name","description","parameters":<JSON Schema>,"url","headers"?,"timeout_ms"?,"risk"?,"visibility"?,"idempotent"?}`, `{"type":"mcp","server","url","headers"?,"tools"?:[names]|"*","risk"?,"visibility"?,"idempotent"?}` (Streamable HTTP; its tools are listed now and pinned with the version, named `<server>.<tool>`), or `{"type":"function","name","description","parameters"}` (executed by the client). URLs must be inside OUTBOUND_URL_ALLOWLIST. Header values may name a secret as `${env:NAME}`: resolved from the server environment at call time, never stored, shown or given to the model.
+             * @example [
+             *       "get_time",
+             *       {
+             *         "type": "mcp",
+             *         "server": "crm",
+             *         "url": "http://127.0.0.1:8931/mcp",
+             *         "headers": {
+             *           "Authorization": "Bearer ${env:CRM_TOKEN}"
+             *         },
+             *         "tools": "*",
+             *         "idempotent": true
+             *       },
+             *       {
+             *         "type": "http",
+             *         "name": "refund",
+             *         "description": "Refunds an order.",
+             *         "parameters": {
+             *           "type": "object",
+             *           "properties": {
+             *             "order_id": {
+             *               "type": "string"
+             *             }
+             *           },
+             *           "required": [
+             *             "order_id"
+             *           ]
+             *         },
+             *         "url": "http://127.0.0.1:8932/refund",
+             *         "risk": "approve",
+             *         "idempotent": true
+             *       }
+             *     ]
+             */
+            tools: (string | {
+                [key: string]: unknown;
+            })[];
+        };
+        CreateAgentVersionRequestDto: {
+            /** @example Looks customers up in the CRM and opens refunds. */
+            description?: string;
+            /**
+             * @description If given, must be the id in the path.
+             * @example crm_agent
+             */
+            id?: string;
+            /** @example You are a careful support agent. */
+            instructions?: string;
+            /**
+             * @description Default model of new sessions (default `scripted`).
+             * @example scripted
+             */
+            model?: string;
+            /**
+             * @description Each entry: a built-in tool name (`"get_time"`), or `{"type":"http","name","description","parameters":<JSON Schema>,"url","headers"?,"timeout_ms"?,"risk"?,"visibility"?,"idempotent"?}`, `{"type":"mcp","server","url","headers"?,"tools"?:[names]|"*","risk"?,"visibility"?,"idempotent"?}` (Streamable HTTP; its tools are listed now and pinned with the version, named `<server>.<tool>`), or `{"type":"function","name","description","parameters"}` (executed by the client). URLs must be inside OUTBOUND_URL_ALLOWLIST. Header values may name a secret as `${env:NAME}`: resolved from the server environment at call time, never stored, shown or given to the model.
+             * @example [
+             *       "get_time",
+             *       {
+             *         "type": "mcp",
+             *         "server": "crm",
+             *         "url": "http://127.0.0.1:8931/mcp",
+             *         "headers": {
+             *           "Authorization": "Bearer ${env:CRM_TOKEN}"
+             *         },
+             *         "tools": "*",
+             *         "idempotent": true
+             *       },
+             *       {
+             *         "type": "http",
+             *         "name": "refund",
+             *         "description": "Refunds an order.",
+             *         "parameters": {
+             *           "type": "object",
+             *           "properties": {
+             *             "order_id": {
+             *               "type": "string"
+             *             }
+             *           },
+             *           "required": [
+             *             "order_id"
+             *           ]
+             *         },
+             *         "url": "http://127.0.0.1:8932/refund",
+             *         "risk": "approve",
+             *         "idempotent": true
+             *       }
+             *     ]
+             */
+            tools: (string | {
+                [key: string]: unknown;
+            })[];
+        };
         CreateRunRequestDto: {
             /**
              * @description When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default reject).
@@ -1259,6 +1452,8 @@ export interface components {
             wait_timeout_ms?: number;
         };
         CreateSessionRequestDto: {
+            /** @description An inline agent configuration instead of `agent_id` (CONTRACT section 13): the session pins it (as a hidden agent `inline_...`, version "1"). */
+            agent?: components["schemas"]["InlineAgentDto"];
             /**
              * @description Defaults to AGENT_DEFAULT_ID (support_agent). See GET /v1/agents.
              * @example support_agent
@@ -1321,6 +1516,37 @@ export interface components {
         };
         ErrorEnvelopeDto: {
             error: components["schemas"]["ErrorBodyDto"];
+        };
+        InlineAgentDto: {
+            /** @example Answer in one sentence. */
+            instructions?: string;
+            /**
+             * @description Default `scripted`.
+             * @example scripted
+             */
+            model?: string;
+            /**
+             * @description Built-in tool names and `{"type":"function","name","description","parameters"}` tools (executed by the client).
+             * @example [
+             *       "get_time",
+             *       {
+             *         "type": "function",
+             *         "name": "confirm",
+             *         "description": "Asks the user to confirm.",
+             *         "parameters": {
+             *           "type": "object",
+             *           "properties": {
+             *             "question": {
+             *               "type": "string"
+             *             }
+             *           }
+             *         }
+             *       }
+             *     ]
+             */
+            tools?: (string | {
+                [key: string]: unknown;
+            })[];
         };
         InputContentPartDto: {
             /**
@@ -1562,7 +1788,23 @@ export interface components {
             events?: string[];
         };
         OpenAiSessionCreateDto: {
-            /** @description Inline agents are not supported: use `agent_id`. */
+            /**
+             * @description An inline agent instead of `agent_id`: `model` (required; one of ours, e.g. `scripted`), `instructions`, `tools` of type `function` (`name`, `description`, `parameters`: JSON Schema; executed by the client). Other tool types and settings this server cannot honour are 400 with their `param`.
+             * @example {
+             *       "model": "scripted",
+             *       "instructions": "Be brief.",
+             *       "tools": [
+             *         {
+             *           "type": "function",
+             *           "name": "confirm_with_user",
+             *           "description": "Asks the user.",
+             *           "parameters": {
+             *             "type": "object"
+             *           }
+             *         }
+             *       ]
+             *     }
+             */
             agent?: Record<string, never>;
             /** @example support_agent */
             agent_id?: string;
@@ -3264,12 +3506,425 @@ export interface operations {
             };
         };
     };
+    Agents_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAgentRequestDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_read_only`, `idempotency_conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
     Agents_get: {
         parameters: {
             query?: never;
             header?: never;
             path: {
                 id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Agents_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_read_only` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Agents_versions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentVersionListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Agents_createNext: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAgentVersionRequestDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_read_only`, `idempotency_conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Agents_version: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                version: string;
             };
             cookie?: never;
         };

@@ -39,6 +39,7 @@ export const ERROR_CODES = {
   approval_not_pending: { status: 409, type: 'invalid_state', retryable: false },
   run_finished: { status: 409, type: 'invalid_state', retryable: false },
   tool_output_not_expected: { status: 409, type: 'invalid_state', retryable: false },
+  agent_read_only: { status: 409, type: 'conflict', retryable: false },
   request_timeout: { status: 408, type: 'invalid_request', retryable: true },
   cursor_expired: { status: 410, type: 'invalid_request', retryable: false },
   payload_too_large: { status: 413, type: 'invalid_request', retryable: false },

@@ -30,6 +30,7 @@ const CONTRACT: Array<[ErrorCode, number, string, boolean]> = [
   ['approval_not_pending', 409, 'invalid_state', false],
   ['run_finished', 409, 'invalid_state', false],
   ['tool_output_not_expected', 409, 'invalid_state', false],
+  ['agent_read_only', 409, 'conflict', false],
   ['request_timeout', 408, 'invalid_request', true],
   ['cursor_expired', 410, 'invalid_request', false],
   ['payload_too_large', 413, 'invalid_request', false],

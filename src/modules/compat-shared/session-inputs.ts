@@ -33,7 +33,11 @@ export class SessionInputs {
     return this.queries.execute(new GetSessionQuery(principal, sessionId));
   }
 
-  createSession(principal: Principal, input: { agentId?: string; title?: string | null; metadata?: Record<string, string> }): Promise<Readonly<SessionProps>> {
+  /** A session of a configured agent (`agentId`) or pinning an inline configuration (`agent`: model, instructions, built-in and function tools). */
+  createSession(
+    principal: Principal,
+    input: { agentId?: string; agent?: { model?: string; instructions?: string; tools?: unknown[] }; title?: string | null; metadata?: Record<string, string> },
+  ): Promise<Readonly<SessionProps>> {
     return this.commands.execute(new CreateSessionCommand(principal, input));
   }
 

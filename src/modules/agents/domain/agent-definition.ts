@@ -1,14 +1,81 @@
-/** An agent as defined in a versioned config file under `agents/` (`<id>.v<version>.json`). */
+import { ToolDefinition, ToolRisk, ToolVisibility } from './tool';
+
+/** A tool entry of an agent definition (CONTRACT section 13). */
+export type ToolEntry = string | HttpToolEntry | McpToolEntry | FunctionToolEntry;
+
+interface ToolPolicy {
+  risk?: ToolRisk;
+  visibility?: ToolVisibility;
+  idempotent?: boolean;
+}
+
+export interface HttpToolEntry extends ToolPolicy {
+  type: 'http';
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+  url: string;
+  /** Values may name a secret as `${env:NAME}`: kept as written, resolved at call time only. */
+  headers?: Record<string, string>;
+  timeout_ms?: number;
+}
+
+export interface McpToolEntry extends ToolPolicy {
+  type: 'mcp';
+  server: string;
+  url: string;
+  headers?: Record<string, string>;
+  tools?: string[] | '*';
+  timeout_ms?: number;
+}
+
+export interface FunctionToolEntry {
+  type: 'function';
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+  risk?: ToolRisk;
+  visibility?: ToolVisibility;
+}
+
+/** How a resolved tool is executed. Header values are templates (`${env:NAME}`), never secrets. */
+export type ToolBinding =
+  | { kind: 'builtin' }
+  | { kind: 'http'; url: string; headers: Record<string, string> }
+  | { kind: 'mcp'; server: string; url: string; headers: Record<string, string>; tool: string }
+  | { kind: 'function' };
+
+/** A tool of one agent version, resolved (MCP tools listed) and pinned with the version. */
+export interface AgentTool extends ToolDefinition {
+  binding: ToolBinding;
+}
+
+/** An agent version: a versioned config file under `agents/` (`<id>.v<version>.json`) or one created by the API. */
 export interface AgentDefinition {
   id: string;
   version: string;
   description: string;
   model: string;
   instructions: string;
-  tools: string[];
+  tools: ToolEntry[];
 }
 
-/** Port: the configured agents, every version kept so pinned sessions still resolve. */
+/** An agent version with its tools resolved, as sessions pin it and runs use it. */
+export interface ResolvedAgent extends AgentDefinition {
+  source: 'file' | 'api';
+  /** null for file agents (shared by every tenant). */
+  tenantId: string | null;
+  resolvedTools: AgentTool[];
+  createdAt: Date | null;
+  deletedAt: Date | null;
+}
+
+/** The names of a definition's built-in tool entries. */
+export function builtinNames(def: Pick<AgentDefinition, 'tools'>): string[] {
+  return def.tools.filter((t): t is string => typeof t === 'string');
+}
+
+/** Port: the configured (file) agents, every version kept so pinned sessions still resolve. */
 export abstract class AgentCatalog {
   /** The newest version of each agent. */
   abstract list(): AgentDefinition[];
@@ -16,4 +83,53 @@ export abstract class AgentCatalog {
   abstract get(id: string, version?: string): AgentDefinition | null;
   /** Model names a session or run may choose. */
   abstract knownModels(): string[];
+}
+
+/** What POST /agents and POST /agents/{id}/versions take. */
+export interface AgentVersionInput {
+  id: string;
+  description?: string;
+  model?: string;
+  instructions?: string;
+  tools: unknown[];
+}
+
+export interface InlineAgentConfig {
+  model?: string;
+  instructions?: string;
+  tools?: unknown[];
+}
+
+export interface PreparedAgentVersion {
+  id: string;
+  description: string;
+  model: string;
+  instructions: string;
+  entries: ToolEntry[];
+  resolvedTools: AgentTool[];
+}
+
+/**
+ * Port: every agent a tenant can use - the shared file agents and its own API agents - with
+ * tools resolved. `find` answers the newest live version; `findPinned` any version, also of a
+ * deleted agent (sessions keep what they pinned).
+ */
+export abstract class AgentDirectory {
+  abstract list(tenantId: string): Promise<ResolvedAgent[]>;
+  abstract find(tenantId: string, id: string): Promise<ResolvedAgent | null>;
+  abstract findPinned(tenantId: string, id: string, version: string): Promise<ResolvedAgent | null>;
+  abstract versions(tenantId: string, id: string): Promise<ResolvedAgent[] | null>;
+  /**
+   * Checks a definition and resolves its tools (MCP servers are asked for their lists): no
+   * transaction may be open around it. Throws invalid_request (400) with every field's problem.
+   */
+  abstract prepare(tenantId: string, input: AgentVersionInput, first: boolean): Promise<PreparedAgentVersion>;
+  /** Stores version 1 (`first`) or the next version of an API agent: one statement. */
+  abstract createVersion(tenantId: string, prepared: PreparedAgentVersion, first: boolean, createdBy: string): Promise<ResolvedAgent>;
+  abstract remove(tenantId: string, id: string): Promise<void>;
+  /**
+   * Stores a session's inline configuration (model, instructions, built-in and function tools)
+   * as a hidden one-version agent `id` of the tenant, which the session pins like any other.
+   */
+  abstract createInline(tenantId: string, subjectId: string, id: string, cfg: InlineAgentConfig): Promise<ResolvedAgent>;
 }

@@ -38,9 +38,25 @@ export type ToolOutcome =
 
 /** Port: the tools. `execute` never throws: unknown tools and bad arguments are data for the model. */
 export abstract class ToolRegistry {
+  /** Names of private tools that agent versions define (http, mcp, function), as this node has seen them: private wins. */
+  private readonly agentPrivate = new Set<string>();
+
+  notePrivateTool(name: string): void {
+    this.agentPrivate.add(name);
+  }
+
+  /** The projection's view: a built-in's visibility, else private when some agent version defines the name as private. */
+  visibilityOf(name: string): ToolVisibility | undefined {
+    return this.get(name)?.visibility ?? (this.agentPrivate.has(name) ? 'private' : undefined);
+  }
+
   abstract get(name: string): ToolDefinition | null;
   abstract all(): ToolDefinition[];
-  abstract execute(name: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome>;
+  /**
+   * Runs a tool: a built-in by name, or `resolved` - the tool as the run's pinned agent version
+   * defines it (an http, mcp or function tool; CONTRACT section 13).
+   */
+  abstract execute(name: string, args: unknown, ctx: ToolContext, resolved?: import('./agent-definition').AgentTool): Promise<ToolOutcome>;
 }
 
 /** Port implemented by the attachments module: what `read_attachment` and the model input read. */

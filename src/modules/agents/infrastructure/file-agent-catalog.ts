@@ -12,7 +12,8 @@ function parseDefinition(file: string, raw: unknown): AgentDefinition {
   if (typeof d.id !== 'string' || !/^[a-z0-9_-]{1,64}$/.test(d.id)) problems.push('id');
   if (typeof d.version !== 'string' || !/^\d+$/.test(d.version)) problems.push('version');
   if (typeof d.model !== 'string' || !d.model) problems.push('model');
-  if (!Array.isArray(d.tools) || d.tools.some((t) => typeof t !== 'string')) problems.push('tools');
+  // Entries are checked in full (built-in names, http/mcp/function objects) by the agents module at start-up.
+  if (!Array.isArray(d.tools) || d.tools.some((t) => typeof t !== 'string' && (t === null || typeof t !== 'object'))) problems.push('tools');
   if (problems.length) throw new Error(`agent definition ${file}: invalid ${problems.join(', ')}`);
   return {
     id: d.id!,
@@ -20,7 +21,7 @@ function parseDefinition(file: string, raw: unknown): AgentDefinition {
     description: typeof d.description === 'string' ? d.description : '',
     model: d.model!,
     instructions: typeof d.instructions === 'string' ? d.instructions : '',
-    tools: [...d.tools!],
+    tools: structuredClone(d.tools!),
   };
 }
 

@@ -7,10 +7,8 @@ import { CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { DomainError } from '../../../common/errors/domain-error';
 import { ContentPart } from '../../agents/domain/model-provider';
-import { AgentCatalog } from '../../agents/domain/agent-definition';
-import { ToolRegistry } from '../../agents/domain/tool';
-import { GetAgentQuery } from '../../agents/application/queries/get-agent/get-agent.query';
-import { ListAgentsQuery } from '../../agents/application/queries/list-agents/list-agents.query';
+import type { ResolvedAgent } from '../../agents/domain/agent-definition';
+import { GetAgentQuery, GetPinnedAgentQuery, ListAgentsQuery } from '../../agents/application/queries/agent-queries';
 import { SseFrame } from '../../events/api/sse';
 import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
 import { GetRunViewQuery } from '../../runs/application/queries/get-run-view/get-run-view.query';
@@ -27,6 +25,7 @@ import { SessionInputs } from '../../compat-shared/session-inputs';
 import { nativeToolOutput } from '../../compat-shared/tool-output';
 import { AgentSessionProjection } from '../domain/agent-session-projection';
 import { InputEvent, InputProblem, parseInputEvents, parseMessages } from '../domain/input-events';
+import { InlineAgentInput, parseInlineAgent } from '../domain/inline-agent';
 import { itemsPage, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
 import { OpenAiEventsCreateDto, OpenAiListQueryDto, OpenAiSessionCreateDto, OpenAiSessionListQueryDto, OpenAiSessionUpdateDto } from './dto/openai.dto';
 import { OpenAiErrorFilter, OpenAiRequestError } from './openai-error.filter';
@@ -50,7 +49,8 @@ const ITEMS_DESCRIPTION =
 @UseFilters(OpenAiErrorFilter)
 @Controller('openai/v1')
 export class OpenAiAgentsController {
-  private readonly agents = new Map<string, Record<string, unknown>>();
+  /** A pinned agent version (immutable) as `AgentSession.agent`, with its client tools' names, by tenant, id, version and model. */
+  private readonly agents = new Map<string, { agent: Record<string, unknown>; clientTools: Set<string> }>();
 
   constructor(
     private readonly commands: CommandBus,
@@ -60,24 +60,21 @@ export class OpenAiAgentsController {
     private readonly feed: SessionEventFeed,
     private readonly history: SessionHistory,
     private readonly sse: CompatSse,
-    private readonly catalog: AgentCatalog,
-    private readonly tools: ToolRegistry,
   ) {}
 
   // ---- agents -------------------------------------------------------------------------------
 
   @Get('agents')
   @ApiOperation({ summary: 'List agents (our configured agents in OpenAI\'s Agent shape)' })
-  async listAgents(@Query() q: OpenAiListQueryDto) {
-    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery({ after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
-    return { object: 'list', data: items.map((a) => toOpenAiAgent(a.definition, a.tools)), has_more: hasMore };
+  async listAgents(@CurrentPrincipal() principal: Principal, @Query() q: OpenAiListQueryDto) {
+    const { items, hasMore } = await this.queries.execute(new ListAgentsQuery(principal, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
+    return { object: 'list', data: items.map((a: ResolvedAgent) => toOpenAiAgent(a)), has_more: hasMore };
   }
 
   @Get('agents/:id')
   @ApiOperation({ summary: 'Retrieve an agent' })
-  async getAgent(@Param('id') id: string) {
-    const a = await this.queries.execute(new GetAgentQuery(id));
-    return toOpenAiAgent(a.definition, a.tools);
+  async getAgent(@CurrentPrincipal() principal: Principal, @Param('id') id: string) {
+    return toOpenAiAgent(await this.queries.execute(new GetAgentQuery(principal, id)));
   }
 
   // ---- sessions -----------------------------------------------------------------------------
@@ -85,28 +82,53 @@ export class OpenAiAgentsController {
   @Post('agents/sessions')
   @ApiOperation({
     summary: 'Create a session',
-    description: '`agent_id` (one of ours) and `environment: {"type":"none"}`; any other environment is 400. `Idempotency-Key` is honoured. A given `input` starts the first turn.',
+    description:
+      '`agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with ' +
+      '`agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), ' +
+      'and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). ' +
+      '`Idempotency-Key` is honoured. A given `input` starts the first turn.',
   })
   @ApiIdempotencyKey(false)
   @ApiJsonBody(OpenAiSessionCreateDto, {
     session: { summary: 'A session of support_agent', value: { agent_id: 'support_agent', environment: { type: 'none' }, metadata: { channel: 'swagger' } } },
+    inline_agent: {
+      summary: 'An inline agent with a client function tool',
+      value: {
+        environment: { type: 'none' },
+        agent: {
+          model: 'scripted',
+          instructions: 'Confirm with the user before acting.',
+          tools: [{ type: 'function', name: 'confirm_with_user', description: 'Asks the user a yes/no question.', parameters: { type: 'object', properties: { question: { type: 'string' } }, required: ['question'] } }],
+        },
+      },
+    },
   })
   async createSession(@CurrentPrincipal() principal: Principal, @Body() dto: OpenAiSessionCreateDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     checkEnvironment(dto.environment);
-    if (dto.agent !== undefined) {
-      throw new OpenAiRequestError('inline agents are not supported by this server: pass the agent_id of a configured agent (GET /openai/v1/agents lists them)', 'agent');
-    }
+    const inline = dto.agent === undefined ? undefined : parseInlineAgent(dto.agent, dto.agent_id !== undefined);
     if (dto.stream === true) throw new OpenAiRequestError('stream: true is not supported on create: create the session, then use sessions.stream (GET .../events)', 'stream');
     if (dto.vault_ids && dto.vault_ids.length > 0) throw new OpenAiRequestError('vault_ids are not supported by this server', 'vault_ids');
     if (dto.spend_control !== undefined && dto.spend_control !== null) throw new OpenAiRequestError('spend_control is not supported by this server', 'spend_control');
     const metadata = checkMetadata(dto.metadata);
     const input = dto.input === undefined || dto.input === null ? null : parseMessages(dto.input, 'input');
     await this.idempotent.execute(req, reply, {}, async () => {
-      const s = await this.inputs.createSession(principal, { agentId: dto.agent_id, metadata });
+      const s = inline ? await this.createInlineSession(principal, inline, metadata) : await this.inputs.createSession(principal, { agentId: dto.agent_id, metadata });
       let active: Readonly<RunProps> | null = null;
       if (input) active = (await this.inputs.submitMessage(principal, s.id, input)).run;
-      return { status: 200, body: toOpenAiSession(active ? { ...s, activeRunId: active.id } : s, this.agentOf(s), active) };
+      const { agent } = await this.agentOf(principal, s);
+      return { status: 200, body: toOpenAiSession(active ? { ...s, activeRunId: active.id } : s, agent, active) };
     });
+  }
+
+  /** A session pinning the inline agent; the native configuration's field problems come back as 400s naming the SDK's param. */
+  private async createInlineSession(principal: Principal, agent: InlineAgentInput, metadata: Record<string, string> | undefined): Promise<Readonly<SessionProps>> {
+    try {
+      return await this.inputs.createSession(principal, { agent, metadata });
+    } catch (err) {
+      const first = err instanceof DomainError && err.code === 'invalid_request' ? (err.details as { errors?: Array<{ field: string; message: string }> }).errors?.[0] : undefined;
+      if (first) throw new OpenAiRequestError(`inline agent: ${first.field} ${first.message}`, first.field);
+      throw err;
+    }
   }
 
   @Get('agents/sessions')
@@ -250,7 +272,8 @@ export class OpenAiAgentsController {
     }
     await this.feed.assertCursorRetained(id, cursor);
     const audience = audienceOf(principal);
-    const projection = new AgentSessionProjection(sessionSnapshotOf(session, this.agentOf(session)), (name) => this.tools.get(name)?.executor === 'client');
+    const { agent, clientTools } = await this.agentOf(principal, session);
+    const projection = new AgentSessionProjection(sessionSnapshotOf(session, agent), (name) => clientTools.has(name));
     for (const e of await this.feed.runHistoryAt(id, cursor, audience)) projection.apply(e);
 
     const conn = await this.sse.open(principal, req, reply, { kind: 'session', id });
@@ -330,19 +353,26 @@ export class OpenAiAgentsController {
   }
 
   private async sessionView(principal: Principal, s: Readonly<SessionProps>) {
-    return toOpenAiSession(s, this.agentOf(s), await this.inputs.activeRun(principal, s));
+    const [{ agent }, active] = await Promise.all([this.agentOf(principal, s), this.inputs.activeRun(principal, s)]);
+    return toOpenAiSession(s, agent, active);
   }
 
-  private agentOf(s: Readonly<SessionProps>): Record<string, unknown> {
-    const key = `${s.agent.id}@${s.agent.version}@${s.agent.model}`;
-    let agent = this.agents.get(key);
-    if (!agent) {
-      const def = this.catalog.get(s.agent.id, s.agent.version);
-      const tools = (def?.tools ?? []).flatMap((n) => this.tools.get(n) ?? []);
-      agent = sessionAgentOf(s, def?.instructions ?? null, tools);
-      this.agents.set(key, agent);
+  /** The session's pinned agent version (also of a deleted agent or an inline configuration), read once per node. */
+  private async agentOf(principal: Principal, s: Readonly<SessionProps>): Promise<{ agent: Record<string, unknown>; clientTools: Set<string> }> {
+    const key = `${s.tenantId}/${s.agent.id}@${s.agent.version}@${s.agent.model}`;
+    let hit = this.agents.get(key);
+    if (!hit) {
+      let def: ResolvedAgent | null = null;
+      try {
+        def = await this.queries.execute(new GetPinnedAgentQuery(principal, s.agent.id, s.agent.version));
+      } catch (err) {
+        if (!(err instanceof DomainError && err.code === 'agent_not_found')) throw err;
+      }
+      const tools = def?.resolvedTools ?? [];
+      hit = { agent: sessionAgentOf(s, def?.instructions ?? null, tools), clientTools: new Set(tools.filter((t) => t.executor === 'client').map((t) => t.name)) };
+      if (def) this.agents.set(key, hit);
     }
-    return agent;
+    return hit;
   }
 }
 

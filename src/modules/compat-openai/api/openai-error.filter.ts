@@ -36,7 +36,10 @@ export class OpenAiErrorFilter implements ExceptionFilter {
     const err = exception instanceof InputProblem ? new OpenAiRequestError(exception.message, exception.param) : exception;
     const res = toErrorResponse(err, String(req.id));
     const body = res.body as unknown as { error: Record<string, unknown> };
-    body.error.param = err instanceof OpenAiRequestError ? err.param : ((res.body.error.details as { param?: string }).param ?? null);
+    // `param`: ours, else the first field a native validation error names (`details.errors[].field`).
+    const details = res.body.error.details as { param?: string; errors?: Array<{ field?: unknown }> };
+    const firstField = Array.isArray(details.errors) && typeof details.errors[0]?.field === 'string' ? details.errors[0].field : null;
+    body.error.param = err instanceof OpenAiRequestError ? err.param : (details.param ?? firstField);
     if (err instanceof OpenAiRequestError && err.openAiCode) body.error.code = err.openAiCode;
     noteErrorCode(reply, String(body.error.code));
     if (res.status >= 500) this.logger.error(`${req.method} ${req.url} -> ${res.status} [${req.id}]`, exception instanceof Error ? exception.stack : String(exception));

@@ -1,5 +1,5 @@
 import type { ContentPart } from '../../agents/domain/model-provider';
-import type { AgentDefinition } from '../../agents/domain/agent-definition';
+import type { ResolvedAgent } from '../../agents/domain/agent-definition';
 import type { ToolDefinition } from '../../agents/domain/tool';
 import type { MessageProps } from '../../sessions/domain/message';
 import type { SessionProps } from '../../sessions/domain/session.aggregate';
@@ -8,12 +8,14 @@ import { InputProblem } from './input-events';
 import { jsonText, OpenAiItem, OpenAiSession, OpenAiTurn, RequiredAction, SessionSnapshot, toTokenUsage, turnErrorOf, turnStatusOf, unixSeconds } from './openai-shapes';
 
 /** Our agent in OpenAI's `Agent` shape (tools: its client and server tools as function tools). */
-export function toOpenAiAgent(definition: AgentDefinition, tools: ToolDefinition[]) {
+export function toOpenAiAgent(definition: ResolvedAgent) {
+  const created = unixSeconds(definition.createdAt) ?? 0; // file agents: 0
+  const tools = definition.resolvedTools;
   return {
     id: definition.id,
     object: 'agent' as const,
-    created_at: 0,
-    updated_at: 0,
+    created_at: created,
+    updated_at: created,
     name: definition.id,
     instructions: definition.instructions,
     metadata: { version: definition.version, description: definition.description },
@@ -30,7 +32,8 @@ export function toOpenAiAgent(definition: AgentDefinition, tools: ToolDefinition
 export function sessionAgentOf(s: Readonly<SessionProps>, instructions: string | null, tools: ToolDefinition[]) {
   return {
     id: s.agent.id,
-    name: s.agent.id,
+    // An inline configuration has no saved name (OpenAI: null).
+    name: s.agent.id.startsWith('inline_') ? null : s.agent.id,
     instructions,
     model: s.agent.model,
     multi_agent: { enabled: false },

@@ -9,7 +9,7 @@ export class ToolVisibilityResolver {
 
   readonly lookup: ToolVisibilityLookup = (name: string): ToolVisibility | undefined => {
     try {
-      return this.registry?.get(name)?.visibility;
+      return this.registry?.visibilityOf(name);
     } catch {
       return undefined;
     }

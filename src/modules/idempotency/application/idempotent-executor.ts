@@ -187,6 +187,16 @@ export class IdempotentExecutor {
   private send(reply: FastifyReply, r: StoredResponse, replayed: boolean): void {
     reply.status(r.status).headers(r.headers);
     if (replayed) reply.header('idempotent-replayed', 'true');
+    if (replayed && r.status >= 400 && r.body !== null) {
+      // A replayed error is the original response, byte-for-byte: its X-Request-Id is the one its
+      // envelope names (the envelope rule: X-Request-Id == error.request_id).
+      try {
+        const rid = (JSON.parse(r.body) as { error?: { request_id?: unknown } })?.error?.request_id;
+        if (typeof rid === 'string') reply.header('x-request-id', rid);
+      } catch {
+        // not JSON: keep this request's id
+      }
+    }
     if (r.status >= 400) {
       const code = errorCodeInBody(r.body);
       if (code) noteErrorCode(reply, code);

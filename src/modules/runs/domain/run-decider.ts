@@ -305,7 +305,8 @@ function decideToolFinished(s: RunProps, o: Extract<Observation, { type: 'tool_f
   const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
   if (!call || call.status !== 'started') return { events: [], effect: { type: 'continue' } };
   const r = o.result;
-  const retry = !r.ok && r.error.retryable === true && call.attempt < MAX_TOOL_ATTEMPTS && !o.cancel_signalled && env.now < deadlineOf(s, env.now);
+  // Only idempotent tools are run again (CONTRACT section 13): a retry repeats the side-effect key.
+  const retry = !r.ok && r.error.retryable === true && call.idempotent && call.attempt < MAX_TOOL_ATTEMPTS && !o.cancel_signalled && env.now < deadlineOf(s, env.now);
   if (retry) return startTool(call);
   return finishCall(s, call, r, o.duration_ms, env);
 }

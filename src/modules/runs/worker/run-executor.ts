@@ -6,7 +6,7 @@ import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-
 import { newId } from '../../../common/ids/ids';
 import { jsonbOrdered } from '../../../common/database/jsonb';
 import { Metrics } from '../../../common/metrics/metrics';
-import { AgentCatalog } from '../../agents/domain/agent-definition';
+import { AgentDirectory, AgentTool, ResolvedAgent } from '../../agents/domain/agent-definition';
 import { ContentPart, ModelAttachment, ModelError, ModelMessage, ModelRouter, ModelStreamEvent, ToolSpec } from '../../agents/domain/model-provider';
 import { AttachmentReader, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
 import { sanitizeJson, sanitizeText, TextDeltaSanitizer } from '../../../common/text/unsafe-text';
@@ -48,6 +48,8 @@ interface ExecContext {
    * changed the run: the next turn reads).
    */
   context?: ModelMessage[];
+  /** The run's pinned agent version with its tools (built-in, http, mcp, function), read once per execution. */
+  agent?: ResolvedAgent | null;
 }
 
 /**
@@ -70,7 +72,7 @@ export class RunExecutor {
     private readonly persistence: RunPersistence,
     private readonly messages: MessageRepository,
     private readonly signals: RunSignals,
-    private readonly agents: AgentCatalog,
+    private readonly agents: AgentDirectory,
     private readonly models: ModelRouter,
     private readonly tools: ToolRegistry,
     @Optional() private readonly approvals?: ApprovalGate,
@@ -157,14 +159,26 @@ export class RunExecutor {
     }
   }
 
+  /**
+   * A tool of the run's agent version: its pinned definition (http, mcp and function tools,
+   * built-ins as the version listed them), else a built-in by name (runs whose agent is gone).
+   */
+  private toolOf(ctx: ExecContext | undefined, name: string): AgentTool | null {
+    const pinned = ctx?.agent?.resolvedTools.find((t) => t.name === name);
+    if (pinned) return pinned.binding.kind === 'builtin' ? { ...(this.tools.get(name) ?? pinned), binding: pinned.binding } : pinned;
+    const t = this.tools.get(name);
+    return t ? { ...t, binding: { kind: 'builtin' } } : null;
+  }
+
   /** What the decider needs besides the run: the clock, ids and the agent's tools. */
-  private env(run: Run): DecideEnv {
+  private env(run: Run, ctx?: ExecContext): DecideEnv {
     const clientTools = run.state.client_tools;
     return {
       now: Date.now(),
       newId,
       tool: (name) => {
-        const t = this.tools.get(name);
+        // The run's agent version's tools (built-in, http, mcp, function), else a built-in by name.
+        const t = this.toolOf(ctx, name);
         if (t) return { risk: t.risk, executor: t.executor, idempotent: t.idempotent };
         // A client tool of this run (declared with its request): the client executes it.
         return clientTools?.some((c) => c.name === name) ? { risk: 'auto', executor: 'client', idempotent: false } : null;
@@ -181,12 +195,16 @@ export class RunExecutor {
    */
   private async loop(initial: Run, ctx: ExecContext): Promise<Exit> {
     let run = initial;
+    if (ctx.agent === undefined) {
+      const snap = run.snapshot();
+      ctx.agent = await this.agents.findPinned(run.owner.tenantId, snap.agent.id, snap.agent.version);
+    }
     let observation: Observation = { type: 'lease_resumed' };
     for (let guard = 0; guard < 10_000; guard++) {
       if (ctx.leaseLost) return 'lease_lost';
       if (ctx.steered) run = await this.takeSteered(run, ctx);
       ctx.inboxKnown = run.propsForPersistence().inbox.length;
-      const d = run.decide(observation, this.env(run));
+      const d = run.decide(observation, this.env(run, ctx));
       observation = { type: 'tick', cancel_signalled: ctx.cancelled };
       const effect = d.effect;
       let saved = true;
@@ -250,7 +268,7 @@ export class RunExecutor {
   private async takeSteered(run: Run, ctx: ExecContext): Promise<Run> {
     ctx.steered = false;
     const inbox = await this.runs.inboxOf(run.id);
-    run.decide({ type: 'input_steered', inputs: inbox }, this.env(run));
+    run.decide({ type: 'input_steered', inputs: inbox }, this.env(run, ctx));
     return run;
   }
 
@@ -258,7 +276,7 @@ export class RunExecutor {
 
   private async modelTurn(run: Run, ctx: ExecContext, effect: Extract<Effect, { type: 'call_model' }>): Promise<boolean> {
     const snap = run.snapshot();
-    const agent = this.agents.get(snap.agent.id, snap.agent.version);
+    const agent = ctx.agent;
     const messageId = effect.message_id;
     // Inputs steered into this turn: the history is read again (they sit before its message).
     if (run.unsavedEvents.some((e) => e.type === 'run.input')) ctx.context = undefined;
@@ -294,8 +312,8 @@ export class RunExecutor {
       // The model sees the session's history up to this run's own input plus what this run added;
       // input of runs queued behind it is not part of its context. Read once per execution.
       const modelMessages: ModelMessage[] = ctx.context ?? (await this.readContext(run));
-      const toolSpecs: ToolSpec[] = (agent?.tools ?? [])
-        .map((name) => this.tools.get(name))
+      const toolSpecs: ToolSpec[] = (agent?.resolvedTools ?? [])
+        .map((t) => this.toolOf(ctx, t.name))
         .filter((t): t is NonNullable<typeof t> => t !== null)
         .map((t) => ({ name: t.name, description: t.description, parameters: t.parameters }));
       for (const c of snap.state.client_tools ?? []) if (!toolSpecs.some((t) => t.name === c.name)) toolSpecs.push({ name: c.name, description: c.description, parameters: c.parameters });
@@ -390,7 +408,7 @@ export class RunExecutor {
 
       const d = run.decide(
         { type: 'model_turn_ended', message_id: messageId, text, tool_calls: toolCalls, usage, failure, aborted: callSignal.aborted, cancel_signalled: ctx.cancelled },
-        this.env(run),
+        this.env(run, ctx),
       );
       const ended = d.events.find((e) => e.type === 'turn_ended');
       const status = ended?.type === 'turn_ended' ? ended.status : 'failed';
@@ -417,7 +435,7 @@ export class RunExecutor {
    */
   private async closeInterruptedTurn(run: Run, ctx: ExecContext, id: string): Promise<boolean> {
     const msg = await this.messages.findById(id);
-    const d = run.decide({ type: 'interrupted_turn_read', message_id: id, content: msg?.content ?? [] }, this.env(run));
+    const d = run.decide({ type: 'interrupted_turn_read', message_id: id, content: msg?.content ?? [] }, this.env(run, ctx));
     const ended = d.events[0];
     const status = ended.type === 'turn_ended' ? ended.status : 'failed';
     return this.save(run, ctx, { kind: 'update', id, changes: { status, content: msg?.content ?? [] } });
@@ -457,7 +475,8 @@ export class RunExecutor {
     for (;;) {
       let startSave: Promise<boolean> | null = null;
       let startTimer: NodeJS.Timeout | null = null;
-      if (!call.idempotent && !this.tools.get(call.tool_name)?.idempotent) {
+      const tool = this.toolOf(ctx, call.tool_name);
+      if (!call.idempotent && !tool?.idempotent) {
         if (!(await this.save(run, ctx))) return false;
       } else {
         startTimer = setTimeout(() => {
@@ -479,14 +498,14 @@ export class RunExecutor {
           attempt: call.attempt,
           signal: ctx.abort.signal,
           deadline: run.deadline() ?? Date.now() + run.limits.timeout_ms,
-        });
+        }, tool ?? undefined);
       } finally {
         if (startTimer) clearTimeout(startTimer);
       }
       this.metrics?.recordToolCall(call.tool_name, raw.ok, (performance.now() - calledAt) / 1000);
       if (startSave !== null && !(await startSave)) return false;
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
-      const d = run.decide({ type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ctx.cancelled }, this.env(run));
+      const d = run.decide({ type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ctx.cancelled }, this.env(run, ctx));
       if (d.effect.type === 'run_tool') {
         call = d.effect.call;
         continue;

@@ -38,9 +38,11 @@ export class SessionsController {
   @ApiCreatedResponse({ type: SessionResponseDto })
   @ApiErrors('invalid_request', 'agent_not_found', 'idempotency_conflict', 'idempotency_in_progress')
   async create(@CurrentPrincipal() principal: Principal, @Body() dto: CreateSessionRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
-    // The insert, the stored response and the audit record: one statement.
-    await this.idempotent.execute(req, reply, { batch: true }, async () => {
-      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency }));
+    // The insert, the stored response and the audit record: one statement. An inline agent
+    // configuration is stored first (its own row), so that request takes a transaction instead:
+    // the configuration, the session and the stored response commit together or not at all.
+    await this.idempotent.execute(req, reply, { batch: dto.agent === undefined }, async () => {
+      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, agent: dto.agent, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency }));
       return { status: 201, body: toSessionResponse(s) };
     });
   }

@@ -1,8 +1,10 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AgentView } from '../../application/agent-view';
 
 export class AgentToolDto {
   @ApiProperty({ example: 'create_ticket' }) name!: string;
+  @ApiProperty({ enum: ['builtin', 'http', 'mcp', 'function'], example: 'builtin', description: 'How the tool is executed (CONTRACT section 13).' })
+  type!: 'builtin' | 'http' | 'mcp' | 'function';
   @ApiProperty({ example: 'Opens a support ticket for an order. Needs a human approval; idempotent per tool call.' }) description!: string;
   @ApiProperty({ enum: ['auto', 'suggest', 'approve'], example: 'approve', description: '`auto` runs, `suggest` runs and is flagged, `approve` needs an approval.' })
   risk!: 'auto' | 'suggest' | 'approve';
@@ -11,21 +13,26 @@ export class AgentToolDto {
   @ApiProperty({ example: true, description: 'Re-running with the same side-effect key has no further effect.' }) idempotent!: boolean;
   @ApiProperty({ enum: ['server', 'client'], example: 'server', description: '`client`: the run waits for `POST /v1/runs/{id}/tool_outputs`.' })
   executor!: 'server' | 'client';
+  @ApiPropertyOptional({ type: String, example: 'crm', description: 'mcp tools: the server entry the tool came from.' }) server?: string;
 }
 
 export class AgentResponseDto {
   @ApiProperty({ example: 'support_agent' }) id!: string;
   @ApiProperty({ enum: ['agent'] }) object!: 'agent';
-  @ApiProperty({ example: '1', description: 'Newest version of the definition; sessions pin the version they were created with.' }) version!: string;
+  @ApiProperty({ example: '1', description: 'Version of the definition (the newest one unless a version was asked for); sessions pin the version they were created with.' })
+  version!: string;
+  @ApiProperty({ enum: ['file', 'api'], example: 'file', description: '`file`: a versioned file, shared and read-only; `api`: created by this tenant through the API.' })
+  source!: 'file' | 'api';
   @ApiProperty({ example: 'Customer support: looks up orders, opens tickets (with human approval) and customers (client-side).' })
   description!: string;
   @ApiProperty({ example: 'scripted', description: 'Default model of new sessions.' }) model!: string;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'API agents: when this version was created.' }) created_at!: string | null;
   @ApiProperty({
     type: [AgentToolDto],
     example: [
-      { name: 'get_order', description: 'Looks an order up by its id.', risk: 'auto', visibility: 'public', idempotent: true, executor: 'server' },
-      { name: 'create_ticket', description: 'Opens a support ticket for an order.', risk: 'approve', visibility: 'public', idempotent: true, executor: 'server' },
-      { name: 'lookup_customer', description: 'Looks a customer up by e-mail.', risk: 'auto', visibility: 'private', idempotent: false, executor: 'client' },
+      { name: 'get_order', type: 'builtin', description: 'Looks an order up by its id.', risk: 'auto', visibility: 'public', idempotent: true, executor: 'server' },
+      { name: 'create_ticket', type: 'builtin', description: 'Opens a support ticket for an order.', risk: 'approve', visibility: 'public', idempotent: true, executor: 'server' },
+      { name: 'lookup_customer', type: 'builtin', description: 'Looks a customer up by e-mail.', risk: 'auto', visibility: 'private', idempotent: false, executor: 'client' },
     ],
   })
   tools!: AgentToolDto[];
@@ -39,13 +46,30 @@ export class AgentListResponseDto {
   @ApiProperty({ example: false }) has_more!: boolean;
 }
 
+export class AgentVersionListResponseDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [AgentResponseDto] }) data!: AgentResponseDto[];
+  @ApiProperty({ example: false }) has_more!: boolean;
+}
+
 export function toAgentResponse(v: AgentView): AgentResponseDto {
   return {
-    id: v.definition.id,
+    id: v.id,
     object: 'agent',
-    version: v.definition.version,
-    description: v.definition.description,
-    model: v.definition.model,
-    tools: v.tools.map((t) => ({ name: t.name, description: t.description, risk: t.risk, visibility: t.visibility, idempotent: t.idempotent, executor: t.executor })),
+    version: v.version,
+    source: v.source,
+    description: v.description,
+    model: v.model,
+    created_at: v.createdAt ? v.createdAt.toISOString() : null,
+    tools: v.resolvedTools.map((t) => ({
+      name: t.name,
+      type: t.binding.kind,
+      description: t.description,
+      risk: t.risk,
+      visibility: t.visibility,
+      idempotent: t.idempotent,
+      executor: t.executor,
+      ...(t.binding.kind === 'mcp' ? { server: t.binding.server } : {}),
+    })),
   };
 }

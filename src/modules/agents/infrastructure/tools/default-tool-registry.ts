@@ -2,7 +2,10 @@ import { Injectable, Logger, Optional } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { DomainError } from '../../../../common/errors/domain-error';
 import { DemoTicketStore } from '../../domain/demo-ticket.store';
+import { AgentTool } from '../../domain/agent-definition';
 import { AttachmentReader, ToolContext, ToolDefinition, ToolOutcome, ToolRegistry } from '../../domain/tool';
+import { validateArguments } from './ajv-validator';
+import { ExternalTools } from './external-tools';
 import { AbortedError, raceAbort, withDeadline } from '../abort';
 import { buildDemoTools, ToolFailure, ToolImplementation } from './demo-tools';
 import { validateJson } from './json-schema';
@@ -29,6 +32,7 @@ export class DefaultToolRegistry extends ToolRegistry {
     tickets: DemoTicketStore,
     @Optional() private readonly attachmentReader?: AttachmentReader,
     @Optional() private readonly moduleRef?: ModuleRef,
+    @Optional() private readonly external?: ExternalTools,
   ) {
     super();
     this.tools = new Map(buildDemoTools({ tickets, attachments: () => this.reader() }).map((t) => [t.name, t]));
@@ -44,6 +48,21 @@ export class DefaultToolRegistry extends ToolRegistry {
     }
   }
 
+  /** http and mcp tools of an agent version: the same outcomes, through the outbound client. */
+  private async executeExternal(tool: AgentTool, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+    const b = tool.binding;
+    if (b.kind === 'function') return fail('tool_failed', `client tool: "${tool.name}" is executed by the client, not the server`);
+    const problems = validateArguments(tool.parameters, args);
+    if (problems.length) return fail('invalid_tool_arguments', problems.join('; '));
+    if (!this.external) return fail('tool_failed', `${tool.name}: external tools are not available`);
+    const deadline = Math.min(Date.now() + tool.timeoutMs, ctx.deadline);
+    if (ctx.signal.aborted) return fail('tool_timeout', `${tool.name} was cancelled`);
+    const clean = structuredClone(args);
+    if (b.kind === 'http') return this.external.callHttp(tool, b, clean, ctx, deadline);
+    if (b.kind === 'mcp') return this.external.callMcp(tool, b, clean, ctx, deadline);
+    return fail('tool_not_found', `no tool named "${tool.name}"`);
+  }
+
   get(name: string): ToolDefinition | null {
     const t = this.tools.get(name);
     return t ? definitionOf(t) : null;
@@ -53,7 +72,8 @@ export class DefaultToolRegistry extends ToolRegistry {
     return [...this.tools.values()].map(definitionOf);
   }
 
-  async execute(name: string, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
+  override async execute(name: string, args: unknown, ctx: ToolContext, resolved?: AgentTool): Promise<ToolOutcome> {
+    if (resolved && resolved.binding.kind !== 'builtin') return this.executeExternal(resolved, args, ctx);
     const tool = this.tools.get(name);
     if (!tool) return fail('tool_not_found', `no tool named "${name}"`);
     if (tool.executor === 'client') return fail('tool_failed', `client tool: "${name}" is executed by the client, not the server`);

@@ -62,7 +62,12 @@ export class OpenAiSessionCreateDto extends OpenAiSessionFieldsDto {
   @MaxLength(64)
   agent_id?: string;
 
-  @ApiPropertyOptional({ description: 'Inline agents are not supported: use `agent_id`.' })
+  @ApiPropertyOptional({
+    description:
+      'An inline agent instead of `agent_id`: `model` (required; one of ours, e.g. `scripted`), `instructions`, `tools` of type `function` ' +
+      '(`name`, `description`, `parameters`: JSON Schema; executed by the client). Other tool types and settings this server cannot honour are 400 with their `param`.',
+    example: { model: 'scripted', instructions: 'Be brief.', tools: [{ type: 'function', name: 'confirm_with_user', description: 'Asks the user.', parameters: { type: 'object' } }] },
+  })
   @IsOptional()
   @IsObject()
   agent?: Record<string, unknown>;

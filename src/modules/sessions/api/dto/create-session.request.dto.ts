@@ -1,9 +1,45 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength, ValidateIf } from 'class-validator';
+import { Type } from 'class-transformer';
+import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { DefaultConcurrencyProperty } from './default-concurrency.property';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
+export class InlineAgentDto {
+  @ApiPropertyOptional({ example: 'scripted', description: 'Default `scripted`.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  model?: string;
+
+  @ApiPropertyOptional({ maxLength: 20000, example: 'Answer in one sentence.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(20000)
+  instructions?: string;
+
+  @ApiPropertyOptional({
+    description: 'Built-in tool names and `{"type":"function","name","description","parameters"}` tools (executed by the client).',
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] },
+    example: ['get_time', { type: 'function', name: 'confirm', description: 'Asks the user to confirm.', parameters: { type: 'object', properties: { question: { type: 'string' } } } }],
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(128)
+  tools?: unknown[];
+}
+
 export class CreateSessionRequestDto {
+  @ApiPropertyOptional({
+    type: InlineAgentDto,
+    description: 'An inline agent configuration instead of `agent_id` (CONTRACT section 13): the session pins it (as a hidden agent `inline_...`, version "1").',
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => InlineAgentDto)
+  agent?: InlineAgentDto;
+
   @ApiPropertyOptional({ example: 'support_agent', description: 'Defaults to AGENT_DEFAULT_ID (support_agent). See GET /v1/agents.' })
   @IsOptional()
   @IsString()

@@ -6,7 +6,7 @@ import { SessionProps } from '../../../domain/session.aggregate';
 export class CreateSessionCommand extends Command<Readonly<SessionProps>> {
   constructor(
     readonly principal: Principal,
-    readonly input: { agentId?: string; title?: string | null; metadata?: Record<string, string>; defaultConcurrency?: RunConcurrency },
+    readonly input: { agentId?: string; agent?: { model?: string; instructions?: string; tools?: unknown[] }; title?: string | null; metadata?: Record<string, string>; defaultConcurrency?: RunConcurrency },
   ) {
     super();
   }

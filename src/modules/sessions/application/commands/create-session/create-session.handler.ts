@@ -3,7 +3,7 @@ import { AppConfig } from '../../../../../common/config/app-config';
 import { UnitOfWork } from '../../../../../common/database/unit-of-work';
 import { DomainError } from '../../../../../common/errors/domain-error';
 import { newId } from '../../../../../common/ids/ids';
-import { AgentCatalog } from '../../../../agents/domain/agent-definition';
+import { AgentDirectory } from '../../../../agents/domain/agent-definition';
 import { Session } from '../../../domain/session.aggregate';
 import { SessionRepository } from '../../../domain/session.repository';
 import { CreateSessionCommand } from './create-session.command';
@@ -13,15 +13,22 @@ import { KnownSessions } from '../../known-sessions';
 export class CreateSessionHandler implements ICommandHandler<CreateSessionCommand> {
   constructor(
     private readonly repo: SessionRepository,
-    private readonly agents: AgentCatalog,
+    private readonly agents: AgentDirectory,
     private readonly config: AppConfig,
     private readonly uow: UnitOfWork,
     private readonly known: KnownSessions,
   ) {}
 
   async execute({ principal, input }: CreateSessionCommand) {
+    if (input.agent && input.agentId !== undefined) {
+      throw new DomainError('invalid_request', 'give either agent_id or an inline agent, not both', { errors: [{ field: 'agent', message: 'cannot be combined with agent_id' }] });
+    }
     const agentId = input.agentId ?? this.config.agentDefaultId;
-    const agent = this.agents.get(agentId);
+    // An inline configuration becomes a hidden one-version agent of the tenant, pinned like any other;
+    // else a file agent, or an API agent of the caller's tenant (another tenant's is the same 404).
+    const agent = input.agent
+      ? await this.agents.createInline(principal.tenantId, principal.subjectId, `inline_${newId('sess').slice(5).toLowerCase()}`, input.agent)
+      : await this.agents.find(principal.tenantId, agentId);
     if (!agent) throw new DomainError('agent_not_found', `agent "${agentId}" is not configured`, { agent_id: agentId });
     const session = Session.create({
       id: newId('sess'),

@@ -1,0 +1,65 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ArrayMaxSize, IsArray, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+
+const TOOLS_DESCRIPTION =
+  'Each entry: a built-in tool name (`"get_time"`), or ' +
+  '`{"type":"http","name","description","parameters":<JSON Schema>,"url","headers"?,"timeout_ms"?,"risk"?,"visibility"?,"idempotent"?}`, ' +
+  '`{"type":"mcp","server","url","headers"?,"tools"?:[names]|"*","risk"?,"visibility"?,"idempotent"?}` (Streamable HTTP; its tools are listed now and pinned with the version, named `<server>.<tool>`), or ' +
+  '`{"type":"function","name","description","parameters"}` (executed by the client). URLs must be inside OUTBOUND_URL_ALLOWLIST. ' +
+  'Header values may name a secret as `${env:NAME}`: resolved from the server environment at call time, never stored, shown or given to the model.';
+
+export class AgentVersionBodyDto {
+  @ApiPropertyOptional({ maxLength: 2000, example: 'Looks customers up in the CRM and opens refunds.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+
+  @ApiPropertyOptional({ example: 'scripted', description: 'Default model of new sessions (default `scripted`).' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  model?: string;
+
+  @ApiPropertyOptional({ maxLength: 20000, example: 'You are a careful support agent.' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(20000)
+  instructions?: string;
+
+  @ApiProperty({
+    description: TOOLS_DESCRIPTION,
+    type: 'array',
+    items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] },
+    example: [
+      'get_time',
+      { type: 'mcp', server: 'crm', url: 'http://127.0.0.1:8931/mcp', headers: { Authorization: 'Bearer ${env:CRM_TOKEN}' }, tools: '*', idempotent: true },
+      {
+        type: 'http',
+        name: 'refund',
+        description: 'Refunds an order.',
+        parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+        url: 'http://127.0.0.1:8932/refund',
+        risk: 'approve',
+        idempotent: true,
+      },
+    ],
+  })
+  @IsArray()
+  @ArrayMaxSize(128)
+  tools!: unknown[];
+}
+
+export class CreateAgentRequestDto extends AgentVersionBodyDto {
+  @ApiProperty({ example: 'crm_agent', description: 'Unique within the tenant and not a file agent id; `[a-z0-9_-]{1,64}`.' })
+  @IsString()
+  @Matches(/^[a-z0-9_-]{1,64}$/, { message: 'id must match [a-z0-9_-]{1,64}' })
+  id!: string;
+}
+
+export class CreateAgentVersionRequestDto extends AgentVersionBodyDto {
+  @ApiPropertyOptional({ example: 'crm_agent', description: 'If given, must be the id in the path.' })
+  @IsOptional()
+  @IsString()
+  id?: string;
+}

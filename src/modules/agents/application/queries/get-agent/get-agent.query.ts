@@ -1,8 +1,0 @@
-import { Query } from '@nestjs/cqrs';
-import { AgentView } from '../../agent-view';
-
-export class GetAgentQuery extends Query<AgentView> {
-  constructor(readonly agentId: string) {
-    super();
-  }
-}
