@@ -102,6 +102,20 @@ describe('web console (/console) in Chromium', () => {
     await shot('3b-steered');
   });
 
+  it("shows the pinned agent version's tools on the session page", async () => {
+    // Still on the steering session's page: the side panel lists the tools of its agent version.
+    const tools = page.locator('#agent-tools');
+    await tools.locator('li', { hasText: 'create_ticket' }).waitFor();
+    const sessionId = decodeURIComponent(new URL(page.url()).hash.split('/')[2]);
+    const session = (await t.call(KEYS.adminA, 'GET', `/v1/sessions/${sessionId}`)).body;
+    const version = (await t.call(KEYS.adminA, 'GET', `/v1/agents/${session.agent.id}/versions/${session.agent.version}`)).body;
+    expect(version.tools.length).toBeGreaterThan(0);
+    const names = await tools.locator('li .mono').allTextContents();
+    expect(names).toEqual(version.tools.map((x: { name: string }) => x.name));
+    await expect(tools.locator('li', { hasText: 'create_ticket' }).textContent()).resolves.toContain('approve');
+    await shot('3c-agent-tools');
+  });
+
   it('audit view (admin): records with filters, the record detail and the chain-verified badge', async () => {
     await page.getByRole('link', { name: 'Audit', exact: true }).click();
     await page.locator('#verify-badge', { hasText: /Chain verified · \d+ records/ }).waitFor();
