@@ -129,6 +129,9 @@ describe('steering a run that is already running', () => {
       expect(takenBy.get(id)).toHaveLength(1);
       expect((await message(sid, id)).run_id).toBe(takenBy.get(id)![0]);
     }
+    // One lock order everywhere (session row, then run row): no writer was a deadlock victim.
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/^agent_api_db_deadlock_retries_total 0$/m);
   }, 180000);
 
   it('interrupt while a tool runs: the active run is cancelled with its outcome recorded, then the new run runs', async () => {

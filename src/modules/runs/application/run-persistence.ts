@@ -124,8 +124,11 @@ export class RunPersistence {
       return;
     }
     await this.uow.run(async () => {
-      // Lock order everywhere: session row, then run row, then event counters.
-      const others = endedNow ? await this.runs.lockSessionOf(run) : null;
+      // Lock order everywhere: session row, then run row, then the rest (approvals, messages,
+      // event counters). Taken first, before `inTx`, which may lock an approval row (decide,
+      // open) or the session row (a tool output's message append): otherwise a decision holding
+      // its approval would wait for the run row held by a cancel waiting for that approval.
+      const others = await this.runs.lockSessionOf(run);
       const taken = [...run.takenInputs];
       if (inTx) await inTx();
       await this.runs.save(run, { message, settleSession: settleAt });
@@ -137,10 +140,10 @@ export class RunPersistence {
           await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         }
         // Input steered to it that it did not take is never dropped: a run for each, as if enqueued.
-        const leftover = (others?.inbox ?? []).filter((i) => !taken.includes(i.message_id));
+        const leftover = others.inbox.filter((i) => !taken.includes(i.message_id));
         if (leftover.length > 0) await this.startRunsFor(run, leftover);
         // The session's next run may start now: wake the worker (it also polls).
-        if (others?.othersActive || leftover.length > 0) this.uow.afterCommit(() => this.signals.workAvailable());
+        if (others.othersActive || leftover.length > 0) this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });
   }

@@ -69,8 +69,10 @@ export abstract class RunRepository {
    */
   abstract save(run: Run, commit?: StepCommit): Promise<void>;
   /**
-   * Locks the session row of a run that is ending (the lock order everywhere: session, then run)
-   * and answers whether another run of the session is active. That answer is read from the
+   * Locks the session row, then the run row (the lock order everywhere: session, run, then
+   * the rest), first in every transaction that saves a run, and answers whether another run of
+   * the session is active and which steered inputs the run holds (an ending run leaves them
+   * to new runs). That answer is read from the
    * statement's snapshot, which may predate a run committed while the lock was awaited (the
    * caller uses it only to wake the worker early; the worker polls anyway).
    */

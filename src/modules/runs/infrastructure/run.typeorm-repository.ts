@@ -24,6 +24,18 @@ function firstActiveRunSql(session: string, except?: string): string {
   return `SELECT id FROM runs WHERE session_id = ${session}${except ? ` AND id <> ${except}` : ''} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1`;
 }
 
+/**
+ * A condition that locks the session row (`session`: an SQL placeholder) before the rest of the
+ * statement runs: uncorrelated, so PostgreSQL evaluates it once, first (an InitPlan gating the
+ * scan). `FOR NO KEY UPDATE`, the lock an UPDATE of the row's non-key columns takes, never
+ * `FOR UPDATE`: that one also blocks the `FOR KEY SHARE` of every foreign-key check on the row
+ * (each run_events and messages INSERT checks `sessions`), so a run's save holding its run row
+ * waited for a steer holding the session row and waiting for that run row: a deadlock (40P01).
+ */
+function sessionLockGate(session: string): string {
+  return `EXISTS (SELECT 1 FROM sessions WHERE id = ${session} FOR NO KEY UPDATE)`;
+}
+
 interface RunColumn {
   property: keyof RunOrmEntity;
   column: string;
@@ -112,8 +124,9 @@ export class RunTypeormRepository extends RunRepository {
           `inbox = (SELECT COALESCE(jsonb_agg(x.e ORDER BY x.o), '[]'::jsonb) FROM jsonb_array_elements(inbox) WITH ORDINALITY x(e, o) WHERE NOT (x.e->>'message_id' = ANY(${ids}::text[])))`,
         );
       }
-      // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs.
-      const lock = lockSession ? ` AND EXISTS (SELECT 1 FROM sessions WHERE id = ${p.add(run.owner.sessionId)[0]} FOR UPDATE)` : '';
+      // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs
+      // (see lockSessionOf for the lock strength).
+      const lock = lockSession ? ` AND ${sessionLockGate(p.add(run.owner.sessionId)[0])}` : '';
       return `UPDATE runs SET ${setters.join(', ')} WHERE id = ${id} AND version = ${version}${lock} RETURNING id`;
     };
     // The session's next active run (this one is ending): in the message append's update of the
@@ -144,11 +157,13 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async lockSessionOf(run: Run): Promise<{ othersActive: boolean; inbox: SteeredInput[] }> {
-    // The run row is locked too (session first): a locked row is read as last committed, so its
-    // inbox includes every steer that held the session lock before us.
+    // Session row, then run row (the order of every writer that takes both): the gate's EXISTS
+    // is uncorrelated, so it runs once (an InitPlan) before the scan of runs, whose row is locked
+    // after it. A locked row is read as last committed, so the inbox includes every steer that
+    // held the session lock before us.
     const rows = await queryRows<{ others: boolean; inbox: SteeredInput[] }>(
       this.uow.manager,
-      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others, r.inbox FROM sessions s, runs r WHERE s.id = $1 AND r.id = $2 FOR UPDATE OF s, r`,
+      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others, r.inbox FROM runs r WHERE r.id = $2 AND ${sessionLockGate('$1')} FOR NO KEY UPDATE OF r`,
       [run.owner.sessionId, run.id],
     );
     return { othersActive: rows[0]?.others === true, inbox: rows[0]?.inbox ?? [] };
@@ -272,7 +287,7 @@ export class RunTypeormRepository extends RunRepository {
                  )
              AND (r.lease_expires_at IS NULL OR r.lease_expires_at < now())
            ORDER BY r.created_at, r.id
-           FOR UPDATE SKIP LOCKED
+           FOR NO KEY UPDATE SKIP LOCKED
            LIMIT $3)
         RETURNING ${this.selectList()}`,
       [nodeId, String(leaseMs), limit],

@@ -59,7 +59,7 @@ export class SessionTypeormRepository extends SessionRepository {
   }
 
   async lockActiveRun(sessionId: string): Promise<string | null> {
-    const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
+    const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, [sessionId]);
     return rows[0]?.active_run_id ?? null;
   }
 
