@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
-import { GuardedRider, guardedStatement, StatementPart } from '../../../common/database/statement';
+import { GuardedRider, guardedStatement, StatementParams, StatementPart } from '../../../common/database/statement';
 import { EntitySql } from '../../../common/database/entity-sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { MessageStatementParts, SessionRowChange } from '../../sessions/infrastructure/message-statement-parts';
+import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventAppendParts } from '../../events/infrastructure/event-append-parts';
@@ -24,18 +25,6 @@ function firstActiveRunSql(session: string, except?: string): string {
   return `SELECT id FROM runs WHERE session_id = ${session}${except ? ` AND id <> ${except}` : ''} AND status NOT IN (${TERMINAL_SQL}) ORDER BY created_at, id LIMIT 1`;
 }
 
-/**
- * A condition that locks the session row (`session`: an SQL placeholder) before the rest of the
- * statement runs: uncorrelated, so PostgreSQL evaluates it once, first (an InitPlan gating the
- * scan). `FOR NO KEY UPDATE`, the lock an UPDATE of the row's non-key columns takes, never
- * `FOR UPDATE`: that one also blocks the `FOR KEY SHARE` of every foreign-key check on the row
- * (each run_events and messages INSERT checks `sessions`), so a run's save holding its run row
- * waited for a steer holding the session row and waiting for that run row: a deadlock (40P01).
- */
-function sessionLockGate(session: string): string {
-  return `EXISTS (SELECT 1 FROM sessions WHERE id = ${session} FOR NO KEY UPDATE)`;
-}
-
 interface RunColumn {
   property: keyof RunOrmEntity;
   column: string;
@@ -52,6 +41,7 @@ export class RunTypeormRepository extends RunRepository {
     private readonly uow: UnitOfWork,
     private readonly eventParts: EventAppendParts,
     private readonly messageParts: MessageStatementParts,
+    private readonly sessions: SessionRepository,
   ) {
     super();
     this.entitySql = new EntitySql(uow.dataSource, RunOrmEntity);
@@ -78,13 +68,10 @@ export class RunTypeormRepository extends RunRepository {
       },
       fail: async () => {
         if (!input.reject && !input.sessionDefault) return null;
-        const rows: Array<{ active_run_id: string | null; default_concurrency: string }> = await this.uow.manager.query(
-          `SELECT active_run_id, default_concurrency FROM sessions WHERE id = $1`,
-          [sessionId],
-        );
-        const active = rows[0]?.active_run_id ?? null;
-        if (active === null) return null;
-        const mode = input.reject ? 'reject' : rows[0].default_concurrency;
+        const session = (await this.sessions.findById(sessionId))?.snapshot();
+        const active = session?.activeRunId ?? null;
+        if (!session || active === null) return null;
+        const mode = input.reject ? 'reject' : session.defaultConcurrency;
         if (mode === 'steer' || mode === 'interrupt') return new SessionDefaultConcurrency(mode);
         return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
       },
@@ -124,9 +111,8 @@ export class RunTypeormRepository extends RunRepository {
           `inbox = (SELECT COALESCE(jsonb_agg(x.e ORDER BY x.o), '[]'::jsonb) FROM jsonb_array_elements(inbox) WITH ORDINALITY x(e, o) WHERE NOT (x.e->>'message_id' = ANY(${ids}::text[])))`,
         );
       }
-      // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs
-      // (see lockSessionOf for the lock strength).
-      const lock = lockSession ? ` AND ${sessionLockGate(p.add(run.owner.sessionId)[0])}` : '';
+      // The session row first: the sessions module's lock condition runs before the scan of runs.
+      const lock = lockSession ? ` AND ${this.messageParts.sessionLocked(run.owner.sessionId)(p)}` : '';
       return `UPDATE runs SET ${setters.join(', ')} WHERE id = ${id} AND version = ${version}${lock} RETURNING id`;
     };
     // The session's next active run (this one is ending): in the message append's update of the
@@ -157,14 +143,18 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async lockSessionOf(run: Run): Promise<{ othersActive: boolean; inbox: SteeredInput[] }> {
-    // Session row, then run row (the order of every writer that takes both): the gate's EXISTS
-    // is uncorrelated, so it runs once (an InitPlan) before the scan of runs, whose row is locked
-    // after it. A locked row is read as last committed, so the inbox includes every steer that
-    // held the session lock before us.
+    // Session row, then run row (the order of every writer that takes both): the sessions
+    // module's lock condition runs once, before the scan of runs, whose row is locked after it
+    // (FOR NO KEY UPDATE, as an UPDATE of it would: foreign-key checks on it are not blocked).
+    // A locked row is read as last committed, so the inbox includes every steer that held the
+    // session lock before us.
+    const p = new StatementParams();
+    const [session, id] = p.add(run.owner.sessionId, run.id);
+    const locked = this.messageParts.sessionLocked(run.owner.sessionId)(p);
     const rows = await queryRows<{ others: boolean; inbox: SteeredInput[] }>(
       this.uow.manager,
-      `SELECT EXISTS (${firstActiveRunSql('$1', '$2')}) AS others, r.inbox FROM runs r WHERE r.id = $2 AND ${sessionLockGate('$1')} FOR NO KEY UPDATE OF r`,
-      [run.owner.sessionId, run.id],
+      `SELECT EXISTS (${firstActiveRunSql(session, id)}) AS others, r.inbox FROM runs r WHERE r.id = ${id} AND ${locked} FOR NO KEY UPDATE OF r`,
+      p.values,
     );
     return { othersActive: rows[0]?.others === true, inbox: rows[0]?.inbox ?? [] };
   }

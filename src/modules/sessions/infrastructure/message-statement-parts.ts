@@ -1,4 +1,4 @@
-import { GuardedRider, StatementParams } from '../../../common/database/statement';
+import { GuardedRider, StatementPart, StatementParams } from '../../../common/database/statement';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 import { MessageWrite, NewMessage } from '../domain/message';
 
@@ -46,4 +46,15 @@ export abstract class MessageStatementParts {
   abstract afterGuard(write: MessageWrite, session?: SessionRowChange): GuardedRider;
   /** `session`'s assignments to the session row alone (no message), riding on a guarded statement. */
   abstract sessionAfterGuard(sessionId: string, session: SessionRowChange): GuardedRider;
+  /**
+   * A condition (SQL) that locks the session row before the rest of its statement runs (true
+   * when the row exists): for a statement of another module that must hold the session before
+   * it locks its own rows (the lock order everywhere: session, then run). Uncorrelated, so
+   * PostgreSQL evaluates it once, first (an InitPlan gating the scan). `FOR NO KEY UPDATE`, the
+   * lock an UPDATE of the row's non-key columns takes, never `FOR UPDATE`: that one also blocks
+   * the `FOR KEY SHARE` of every foreign-key check on the row (each `run_events` and `messages`
+   * INSERT checks `sessions`), so a run's save holding its run row waited for a steer holding
+   * the session row and waiting for that run row: a deadlock.
+   */
+  abstract sessionLocked(sessionId: string): StatementPart;
 }

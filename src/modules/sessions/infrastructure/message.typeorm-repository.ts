@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
-import { GuardedRider, StatementParams } from '../../../common/database/statement';
+import { GuardedRider, StatementPart, StatementParams } from '../../../common/database/statement';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
@@ -167,6 +167,10 @@ export class MessageTypeormRepository extends MessageRepository implements Messa
       const [id] = p.add(sessionId);
       return `settle AS (UPDATE sessions SET ${set} WHERE id = ${id} AND ${guard.matched})`;
     };
+  }
+
+  sessionLocked(sessionId: string): StatementPart {
+    return (p) => `EXISTS (SELECT 1 FROM sessions WHERE id = ${p.add(sessionId)[0]} FOR NO KEY UPDATE)`;
   }
 
   async findById(id: string): Promise<MessageProps | null> {
