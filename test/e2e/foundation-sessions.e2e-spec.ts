@@ -12,7 +12,7 @@ describe('foundation e2e: sessions CRUD, validation, pagination', () => {
   const create = (body: unknown = {}, key: string = KEYS.memberA1) => t.call(key, 'POST', '/v1/sessions', body);
 
   describe('create and get', () => {
-    it('creates a session with defaults and the pinned agent, exactly as the contract shows', async () => {
+    it('creates a session with defaults and the pinned agent, exactly as the contract shows (with section 7\'s default_concurrency)', async () => {
       const res = await create({ title: 'Order O-1001', metadata: { customer: 'acme' } });
       expect(res.status).toBe(201);
       expect(res.body).toEqual({
@@ -26,6 +26,7 @@ describe('foundation e2e: sessions CRUD, validation, pagination', () => {
         status: 'active',
         revision: 1,
         active_run_id: null,
+        default_concurrency: 'reject',
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: expect.any(String),
         last_active_at: expect.any(String),

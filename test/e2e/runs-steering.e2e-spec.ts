@@ -129,6 +129,9 @@ describe('steering a run that is already running', () => {
       expect(takenBy.get(id)).toHaveLength(1);
       expect((await message(sid, id)).run_id).toBe(takenBy.get(id)![0]);
     }
+    // One lock order everywhere (session row, then run row): no writer was a deadlock victim.
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/^agent_api_db_deadlock_retries_total 0$/m);
   }, 180000);
 
   it('interrupt while a tool runs: the active run is cancelled with its outcome recorded, then the new run runs', async () => {
@@ -170,7 +173,9 @@ describe('steering a run that is already running', () => {
   it("a run that omits concurrency follows the session's default_concurrency", async () => {
     const s = await t.call(key, 'POST', '/v1/sessions', { default_concurrency: 'steer' });
     expect(s.status).toBe(201);
+    expect(s.body.default_concurrency).toBe('steer');
     const sid = s.body.id;
+    expect((await t.call(key, 'GET', `/v1/sessions/${sid}`)).body.default_concurrency).toBe('steer');
     const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600 }, { text: 'x' }])) });
     expect(r.body.steered).toBeUndefined();
     await waitForRun(t, key, r.body.run_id, (x) => x.status === 'running');
@@ -180,6 +185,9 @@ describe('steering a run that is already running', () => {
     expect(lastText(await runEvents(t, key, run.id))).toBe('by default');
     const u = await t.call(key, 'POST', `/v1/sessions/${sid}`, { default_concurrency: 'reject' });
     expect(u.status).toBe(200);
+    expect(u.body.default_concurrency).toBe('reject');
+    const listed = await t.call(key, 'GET', '/v1/sessions?limit=100');
+    expect(listed.body.data.find((x: any) => x.id === sid).default_concurrency).toBe('reject');
     const again = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600 }, { text: 'y' }])) });
     await waitForRun(t, key, again.body.run_id, (x) => x.status === 'running');
     const busy = await startRun(t, key, sid, { input: userInput('hi') });

@@ -2380,6 +2380,12 @@ export interface components {
              */
             created_at: string;
             /**
+             * @description What a run that omits `concurrency` does while the session has an active run (set on create or update; default `reject`): reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
+             * @example reject
+             * @enum {string}
+             */
+            default_concurrency: "reject" | "enqueue" | "steer" | "interrupt";
+            /**
              * Format: date-time
              * @example null
              */

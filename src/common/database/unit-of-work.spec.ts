@@ -230,16 +230,21 @@ describe('UnitOfWork', () => {
 describe('retryOnDeadlock', () => {
   const deadlock = () => Object.assign(new Error('deadlock detected'), { driverError: { code: '40P01' } });
 
-  it('runs a deadlock victim again and returns its result', async () => {
+  it('runs a deadlock victim again and returns its result; each retry is reported', async () => {
     let calls = 0;
+    const retries: number[] = [];
     await expect(
-      retryOnDeadlock(async () => {
-        calls++;
-        if (calls < 3) throw deadlock();
-        return 'ok';
-      }),
+      retryOnDeadlock(
+        async () => {
+          calls++;
+          if (calls < 3) throw deadlock();
+          return 'ok';
+        },
+        (attempt) => retries.push(attempt),
+      ),
     ).resolves.toBe('ok');
     expect(calls).toBe(3);
+    expect(retries).toEqual([1, 2]);
   });
 
   it('gives up after five attempts and does not retry other errors', async () => {

@@ -1,7 +1,9 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
+import { Metrics } from '../metrics/metrics';
 import { SqlCte } from './sql';
+import { StatementParams, StatementPart } from './statement';
 
 interface TxContext {
   manager: EntityManager;
@@ -14,13 +16,15 @@ interface TxContext {
 
 /**
  * A write that can be one of several in a single statement (`UnitOfWork.write`): CTE definitions
- * (`name AS (...)`, comma-separated, parameters numbered from `$${offset + 1}`; names unique in
- * the statement), and optionally a condition over them that must hold once they ran (SQL, no
+ * (`name AS (...)`, comma-separated; names unique in the statement) as a StatementPart (it takes
+ * its placeholders from the statement; every module's writes use it) or the low-level SqlCte
+ * (parameters numbered from `$${offset + 1}`),
+ * and optionally a condition over them that must hold once they ran (SQL, no
  * parameters). If it does not, the statement is aborted (none of its writes is kept) and the
  * error `fail()` gives is thrown (it may read the database to describe the conflict).
  */
 export interface BatchWrite {
-  ctes: SqlCte;
+  ctes: SqlCte | StatementPart;
   expect?: string;
   /** Its `expect` is checked before those of the writes without (whose failure it then decides). */
   checkFirst?: boolean;
@@ -32,13 +36,17 @@ export const UOW_ABORT_SQLSTATE = 'UW001';
 
 /** The SQL of one statement running `writes` (see BatchWrite) and its parameters. */
 export function batchStatement(writes: BatchWrite[]): { sql: string; params: unknown[] } {
-  const params: unknown[] = [];
+  const p = new StatementParams();
+  const params = p.values;
   const ctes: string[] = [];
   const checks: string[] = [];
   let firsts = 0;
   writes.forEach((w, i) => {
-    ctes.push(w.ctes.sql(params.length));
-    params.push(...w.ctes.params);
+    if (typeof w.ctes === 'function') ctes.push(w.ctes(p));
+    else {
+      ctes.push(w.ctes.sql(params.length));
+      params.push(...w.ctes.params);
+    }
     // The function is VOLATILE: called only in the branch whose condition failed, never folded.
     const check = `WHEN NOT (${w.expect}) THEN uow_abort('${i}')`;
     if (w.expect) checks.splice(w.checkFirst ? firsts++ : checks.length, 0, check);
@@ -57,7 +65,16 @@ export class UnitOfWork {
   private readonly logger = new Logger('UnitOfWork');
   private readonly als = new AsyncLocalStorage<TxContext>();
 
-  constructor(readonly dataSource: DataSource) {}
+  constructor(
+    readonly dataSource: DataSource,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
+
+  /** A deadlock victim about to run again: counted and logged (every writer keeps one lock order, so this should not happen). */
+  private readonly onDeadlock = (attempt: number, err: unknown): void => {
+    this.metrics?.recordDeadlockRetry();
+    this.logger.warn({ msg: 'deadlock victim, running again', attempt, error: (err as Error).message });
+  };
 
   /** The current transaction's manager, or the pool's manager outside a transaction. */
   get manager(): EntityManager {
@@ -132,12 +149,14 @@ export class UnitOfWork {
     if (existing && !existing.single) return fn(existing.manager);
     if (existing) throw new Error(`a transaction cannot start inside UnitOfWork.${existing.writes ? 'batch' : 'statement'}()`);
     const ctx: TxContext = { manager: undefined as unknown as EntityManager, afterCommit: [], single: false };
-    const result = await retryOnDeadlock(() =>
-      this.dataSource.transaction(async (manager) => {
-        ctx.manager = manager;
-        ctx.afterCommit = [];
-        return this.als.run(ctx, () => fn(manager));
-      }),
+    const result = await retryOnDeadlock(
+      () =>
+        this.dataSource.transaction(async (manager) => {
+          ctx.manager = manager;
+          ctx.afterCommit = [];
+          return this.als.run(ctx, () => fn(manager));
+        }),
+      this.onDeadlock,
     );
     await this.runAfterCommit(ctx);
     return result;
@@ -157,7 +176,7 @@ export class UnitOfWork {
     const result = await retryOnDeadlock(() => {
       ctx.afterCommit = [];
       return this.als.run(ctx, () => fn(ctx.manager));
-    });
+    }, this.onDeadlock);
     await this.runAfterCommit(ctx);
     return result;
   }
@@ -183,18 +202,20 @@ export class UnitOfWork {
 const DEADLOCK_ATTEMPTS = 5;
 
 /**
- * PostgreSQL aborts one of two transactions that wait for each other's row locks (40P01; e.g. a
- * steer, which locks the session and then the active run, against that run's ending save). The
- * victim rolled back whole, so it runs again, after a short random pause, rather than failing a
- * request or a run.
+ * PostgreSQL aborts one of two transactions that wait for each other's row locks (40P01). Every
+ * writer takes its row locks in one order (session, run, the rest: RunPersistence), so this is
+ * a safety net, not a path: the victim rolled back whole, so it runs again, after a short random
+ * pause, rather than failing a request or a run; `onRetry` hears of each (a metric and a warning:
+ * `agent_api_db_deadlock_retries_total`).
  */
-export async function retryOnDeadlock<T>(attempt: () => Promise<T>): Promise<T> {
+export async function retryOnDeadlock<T>(attempt: () => Promise<T>, onRetry?: (attempt: number, err: unknown) => void): Promise<T> {
   for (let i = 1; ; i++) {
     try {
       return await attempt();
     } catch (err) {
       const code = (err as { code?: string; driverError?: { code?: string } }).code ?? (err as { driverError?: { code?: string } }).driverError?.code;
       if (code !== '40P01' || i >= DEADLOCK_ATTEMPTS) throw err;
+      onRetry?.(i, err);
       await new Promise((r) => setTimeout(r, 5 + Math.random() * 20 * i));
     }
   }

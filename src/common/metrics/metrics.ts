@@ -42,6 +42,7 @@ export class Metrics {
   private readonly httpErrors: Counter<'status' | 'code'>;
   private readonly rateLimited: Counter<'route'>;
   private readonly idempotencyReplays: Counter<'route'>;
+  private readonly deadlockRetries: Counter;
   private readonly outboxes = new Map<OutboxName, { source: ScrapeSource<OutboxBacklog>; at: number; last: OutboxBacklog | null; read: Promise<OutboxBacklog | null> }>();
   private openStreams: ScrapeSource<number> = () => 0;
   private runsByStatus: ScrapeSource<Record<string, number>> = () => null;
@@ -129,6 +130,11 @@ export class Metrics {
       name: 'agent_api_idempotency_replays_total',
       help: 'Responses replayed from an idempotency record (Idempotent-Replayed: true), by route template',
       labelNames: ['route'],
+      registers: [this.registry],
+    });
+    this.deadlockRetries = new Counter({
+      name: 'agent_api_db_deadlock_retries_total',
+      help: 'Transactions or statements that PostgreSQL aborted as a deadlock victim (40P01) and that ran again; writers keep one lock order, so anything but 0 is a bug',
       registers: [this.registry],
     });
     const self = this;
@@ -221,6 +227,10 @@ export class Metrics {
 
   recordIdempotencyReplay(route: string): void {
     this.idempotencyReplays.inc({ route });
+  }
+
+  recordDeadlockRetry(): void {
+    this.deadlockRetries.inc();
   }
 
   recordRunStarted(createdAt: Date, now = Date.now()): void {

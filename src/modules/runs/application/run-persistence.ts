@@ -116,23 +116,22 @@ export class RunPersistence {
     const endedNow = run.isTerminal;
     // An ending run moves the session to its next active run in its save statement (the session is
     // locked by an earlier statement of the transaction below, so that statement's snapshot is
-    // recent enough): in the update of the session row a message append makes anyway (a statement
-    // cannot update a row twice), else in a CTE of its own.
+    // recent enough). The message write rides on the same statement.
     const settleAt = endedNow && run.hasChanges ? new Date() : undefined;
-    // A message rides on the save statement; an append locks the session row before the run row.
-    const lockSession = message?.kind === 'append';
-    const also = message ? this.messages.guardedWrite(message, lockSession && settleAt ? this.runs.settleChange(run, settleAt) : undefined) : undefined;
     if (!endedNow && !inTx) {
       // One statement: no transaction needed.
-      await this.runs.save(run, { also, lockSession });
+      await this.runs.save(run, { message });
       return;
     }
     await this.uow.run(async () => {
-      // Lock order everywhere: session row, then run row, then event counters.
-      const others = endedNow ? await this.runs.lockSessionOf(run) : null;
+      // Lock order everywhere: session row, then run row, then the rest (approvals, messages,
+      // event counters). Taken first, before `inTx`, which may lock an approval row (decide,
+      // open) or the session row (a tool output's message append): otherwise a decision holding
+      // its approval would wait for the run row held by a cancel waiting for that approval.
+      const others = await this.runs.lockSessionOf(run);
       const taken = [...run.takenInputs];
       if (inTx) await inTx();
-      await this.runs.save(run, { also, lockSession, settleSession: lockSession ? undefined : settleAt });
+      await this.runs.save(run, { message, settleSession: settleAt });
       if (endedNow) {
         // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
         if (run.endedAwaitingApproval) await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
@@ -141,10 +140,10 @@ export class RunPersistence {
           await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         }
         // Input steered to it that it did not take is never dropped: a run for each, as if enqueued.
-        const leftover = (others?.inbox ?? []).filter((i) => !taken.includes(i.message_id));
+        const leftover = others.inbox.filter((i) => !taken.includes(i.message_id));
         if (leftover.length > 0) await this.startRunsFor(run, leftover);
         // The session's next run may start now: wake the worker (it also polls).
-        if (others?.othersActive || leftover.length > 0) this.uow.afterCommit(() => this.signals.workAvailable());
+        if (others.othersActive || leftover.length > 0) this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });
   }

@@ -1,5 +1,6 @@
 import { DomainError } from '../../../common/errors/domain-error';
-import { DEFAULT_LIMITS, PendingToolCall, Run, RunProps, SteeredInput } from './run.aggregate';
+import { newTestRun } from '../../../../test/helpers/run-fixture';
+import { DEFAULT_LIMITS, PendingToolCall, RunProps, SteeredInput } from './run.aggregate';
 import { decide, DecideEnv, Effect, evolve, Observation, RunEvent, ToolFacts } from './run-decider';
 
 /**
@@ -16,20 +17,7 @@ const TOOLS: Record<string, ToolFacts> = {
 };
 
 function initial(limits: Partial<RunProps['limits']> = {}): RunProps {
-  const run = Run.create({
-    id: 'run_1',
-    tenantId: 't',
-    subjectId: 's',
-    sessionId: 'sess_1',
-    agent: { id: 'a', version: '1' },
-    model: 'scripted',
-    userMessageId: 'msg_in',
-    limits: { ...DEFAULT_LIMITS, ...limits },
-    metadata: {},
-    now: new Date(T0),
-    queueTtlMs: 3_600_000,
-  });
-  return run.snapshot() as RunProps;
+  return newTestRun({ userMessageId: 'msg_in', limits, now: new Date(T0), queueTtlMs: 3_600_000 }).snapshot() as RunProps;
 }
 
 function env(now = T0 + 1000): DecideEnv {
@@ -54,6 +42,15 @@ const call = (name: string, id = 'call_1', args: unknown = {}): PendingToolCall 
 const requested = (...calls: PendingToolCall[]): RunEvent => ({ type: 'tools_requested', calls });
 const toolStarted = (id = 'call_1', attempt = 1): RunEvent => ({ type: 'tool_started', tool_call_id: id, attempt });
 const input = (id: string): SteeredInput => ({ message_id: id, accepted_at: new Date(T0).toISOString(), model: 'scripted', limits: DEFAULT_LIMITS, metadata: {} });
+/** A run whose turn asked for create_ticket (risk approve), waiting for approval apr_1. */
+const awaitingApproval: RunEvent[] = [
+  started,
+  turn(),
+  ended(),
+  requested(call('create_ticket')),
+  { type: 'approval_opened', tool_call_id: 'call_1', approval_id: 'apr_1', expires_at: T0 },
+  { type: 'waiting', status: 'waiting_for_approval', reason: 'approval_required' },
+];
 const turnOutcome = (o: Partial<Extract<Observation, { type: 'model_turn_ended' }>> = {}): Observation => ({
   type: 'model_turn_ended',
   message_id: 'msg_a',
@@ -199,13 +196,44 @@ const TABLE: Row[] = [
     effect: { type: 'finish' },
   },
   // ---- tools
-  { name: 'an auto tool starts (attempt 1)', given: [started, turn(), ended(), requested(call('get_time'))], when: { type: 'tick' }, then: [toolStarted()], effect: { type: 'run_tool', attempt: 1 } },
+  {
+    name: 'an idempotent tool starts at once (attempt 1): its start may commit with its outcome',
+    given: [started, turn(), ended(), requested(call('get_time'))],
+    when: { type: 'tick' },
+    then: [toolStarted()],
+    effect: { type: 'run_tool', attempt: 1, commit_start_first: false },
+  },
+  {
+    name: 'a non-idempotent tool runs only once its start is committed',
+    given: [started, turn(), ended(), requested(call('slow_tool'))],
+    when: { type: 'tick' },
+    then: [toolStarted()],
+    effect: { type: 'run_tool', attempt: 1, commit_start_first: true },
+  },
+  {
+    name: 'an approved non-idempotent tool: its start is committed first too',
+    given: [
+      ...awaitingApproval,
+      { type: 'approval_decided', approval_id: 'apr_1', tool_call_id: 'call_1', decision: 'approve', decided_by: 'u', reason: null },
+      { type: 'resumed' },
+    ],
+    when: { type: 'tick' },
+    then: [toolStarted()],
+    effect: { type: 'run_tool', attempt: 1, commit_start_first: true },
+  },
   {
     name: 'a retryable failure is tried again, up to 3 attempts',
     given: [started, turn(), ended(), requested(call('get_time')), toolStarted('call_1', 2)],
     when: { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: false, error: { code: 'tool_failed', message: 'flaky', retryable: true } }, duration_ms: 1 },
     then: [toolStarted('call_1', 3)],
-    effect: { type: 'run_tool', attempt: 3 },
+    effect: { type: 'run_tool', attempt: 3, commit_start_first: false },
+  },
+  {
+    name: 'a non-idempotent tool is not run again after a retryable failure: the failure is its outcome (CONTRACT section 13)',
+    given: [started, turn(), ended(), requested(call('slow_tool')), toolStarted('call_1', 1)],
+    when: { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: false, error: { code: 'tool_failed', message: 'flaky', retryable: true } }, duration_ms: 1 },
+    then: ['tool_finished'],
+    effect: { type: 'continue' },
   },
   {
     name: 'the third retryable failure is the outcome',
@@ -227,7 +255,7 @@ const TABLE: Row[] = [
     given: [started, turn(), ended(), requested(call('nope'))],
     when: { type: 'tick' },
     then: [toolStarted()],
-    effect: { type: 'run_tool' },
+    effect: { type: 'run_tool', commit_start_first: true },
   },
   // ---- approvals
   {
@@ -239,7 +267,7 @@ const TABLE: Row[] = [
   },
   {
     name: 'approve: the run resumes and runs the tool',
-    given: [started, turn(), ended(), requested(call('create_ticket')), { type: 'approval_opened', tool_call_id: 'call_1', approval_id: 'apr_1', expires_at: T0 }, { type: 'waiting', status: 'waiting_for_approval', reason: 'approval_required' }],
+    given: awaitingApproval,
     when: { type: 'approval_decided', approval_id: 'apr_1', tool_call_id: 'call_1', decision: 'approve', decided_by: 'u', reason: null },
     then: [{ type: 'approval_decided', decision: 'approve' }, 'resumed'],
     effect: { type: 'resume' },
@@ -248,12 +276,7 @@ const TABLE: Row[] = [
   {
     name: 'a rejected approval: the tool never runs; the model gets the rejection as its result',
     given: [
-      started,
-      turn(),
-      ended(),
-      requested(call('create_ticket')),
-      { type: 'approval_opened', tool_call_id: 'call_1', approval_id: 'apr_1', expires_at: T0 },
-      { type: 'waiting', status: 'waiting_for_approval', reason: 'approval_required' },
+      ...awaitingApproval,
       { type: 'approval_decided', approval_id: 'apr_1', tool_call_id: 'call_1', decision: 'reject', decided_by: 'u', reason: 'no' },
       { type: 'resumed' },
     ],
@@ -280,7 +303,7 @@ const TABLE: Row[] = [
   },
   {
     name: 'cancel a run waiting for approval: cancelled at once',
-    given: [started, turn(), ended(), requested(call('create_ticket')), { type: 'approval_opened', tool_call_id: 'call_1', approval_id: 'apr_1', expires_at: T0 }, { type: 'waiting', status: 'waiting_for_approval', reason: 'approval_required' }],
+    given: awaitingApproval,
     when: { type: 'cancel_requested', requested_by: 'u' },
     then: ['cancel_requested', finishedWith('cancelled')],
     effect: { type: 'finish' },
@@ -342,7 +365,7 @@ const TABLE: Row[] = [
     given: [started, turn(), ended(), requested(call('get_time')), toolStarted()],
     when: { type: 'lease_resumed' },
     then: [toolStarted('call_1', 2)],
-    effect: { type: 'run_tool', attempt: 2 },
+    effect: { type: 'run_tool', attempt: 2, commit_start_first: false },
   },
   // ---- steering
   {
@@ -380,7 +403,7 @@ const TABLE: Row[] = [
   },
   {
     name: 'a waiting run keeps a steered input for the turn after it resumes',
-    given: [started, turn(), ended(), requested(call('create_ticket')), { type: 'approval_opened', tool_call_id: 'call_1', approval_id: 'apr_1', expires_at: T0 }, { type: 'waiting', status: 'waiting_for_approval', reason: 'approval_required' }],
+    given: awaitingApproval,
     when: { type: 'input_steered', inputs: [input('msg_st')] },
     then: [{ type: 'input_received' }],
     effect: { type: 'none' },

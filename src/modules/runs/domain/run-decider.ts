@@ -114,7 +114,12 @@ export type Effect =
   /** Commit (when there are changes) and decide again. */
   | { type: 'continue' }
   | { type: 'call_model'; message_id: string; call_index: number }
-  | { type: 'run_tool'; call: PendingToolCall; attempt: number }
+  /**
+   * `commit_start_first`: `tool.started` is committed before the tool runs (a tool that is not
+   * idempotent: a crash after the start makes its outcome unknown, it is never run again); an
+   * idempotent one may start at once (a crash before the commit runs it again).
+   */
+  | { type: 'run_tool'; call: PendingToolCall; attempt: number; commit_start_first: boolean }
   /** The approval row opens in the same commit; then the run waits. */
   | { type: 'open_approval'; call: PendingToolCall; approval_id: string; expires_at: number }
   | { type: 'wait'; status: 'waiting_for_approval' | 'waiting_for_tool' }
@@ -226,11 +231,11 @@ function decideTool(s: RunProps, p: PendingToolCall, env: DecideEnv): Decision {
       return { events: [{ type: 'waiting', status, reason: status === 'waiting_for_approval' ? 'approval_required' : 'client_tool' }], effect: { type: 'wait', status } };
     }
     case 'started':
-      if (facts?.idempotent) return startTool(p);
+      if (facts?.idempotent) return startTool(p, facts);
       // A crash interrupted a non-idempotent tool: its effect is unknown, never guessed.
       return finishCall(s, p, { ok: false, error: UNKNOWN_AFTER_CRASH }, 0, env);
     case 'approved':
-      return startTool(p);
+      return startTool(p, facts);
     case 'requested':
       break;
     default:
@@ -261,12 +266,20 @@ function decideTool(s: RunProps, p: PendingToolCall, env: DecideEnv): Decision {
     };
   }
   if (facts && s.usage.tool_calls >= s.limits.max_tool_calls) return { events: [finished('terminated', env.now, { reason: 'tool_budget' })], effect: { type: 'finish' } };
-  return startTool(p);
+  return startTool(p, facts);
 }
 
-function startTool(p: PendingToolCall): Decision {
+/**
+ * The call's next attempt. Its start is committed before it runs unless the tool is idempotent
+ * (the registry's word, as for a take-over above: what a crash would do decides what must be
+ * durable first).
+ */
+function startTool(p: PendingToolCall, facts: ToolFacts | null): Decision {
   const attempt = p.attempt + 1;
-  return { events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt }], effect: { type: 'run_tool', call: { ...p, status: 'started', attempt }, attempt } };
+  return {
+    events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt }],
+    effect: { type: 'run_tool', call: { ...p, status: 'started', attempt }, attempt, commit_start_first: facts?.idempotent !== true },
+  };
 }
 
 function decideModelTurn(s: RunProps, o: Extract<Observation, { type: 'model_turn_ended' }>, env: DecideEnv): Decision {
@@ -306,8 +319,9 @@ function decideToolFinished(s: RunProps, o: Extract<Observation, { type: 'tool_f
   if (!call || call.status !== 'started') return { events: [], effect: { type: 'continue' } };
   const r = o.result;
   // Only idempotent tools are run again (CONTRACT section 13): a retry repeats the side-effect key.
-  const retry = !r.ok && r.error.retryable === true && call.idempotent && call.attempt < MAX_TOOL_ATTEMPTS && !o.cancel_signalled && env.now < deadlineOf(s, env.now);
-  if (retry) return startTool(call);
+  const facts = env.tool(call.tool_name);
+  const retry = !r.ok && r.error.retryable === true && facts?.idempotent === true && call.attempt < MAX_TOOL_ATTEMPTS && !o.cancel_signalled && env.now < deadlineOf(s, env.now);
+  if (retry) return startTool(call, facts);
   return finishCall(s, call, r, o.duration_ms, env);
 }
 

@@ -1,22 +1,9 @@
 import { DomainError } from '../../../common/errors/domain-error';
+import { newTestRun } from '../../../../test/helpers/run-fixture';
 import { DEFAULT_LIMITS, Run } from './run.aggregate';
 import { canMove, RUN_STATUSES, TERMINAL_STATUSES } from './run-status';
 
-function newRun(): Run {
-  return Run.create({
-    id: 'run_1',
-    tenantId: 't',
-    subjectId: 's',
-    sessionId: 'sess_1',
-    agent: { id: 'a', version: '1' },
-    model: 'scripted',
-    userMessageId: 'msg_1',
-    limits: DEFAULT_LIMITS,
-    metadata: {},
-    now: new Date('2026-01-01T00:00:00Z'),
-    queueTtlMs: 1000,
-  });
-}
+const newRun = (): Run => newTestRun();
 
 const types = (r: Run) => r.pullEvents().map((e) => e.type);
 

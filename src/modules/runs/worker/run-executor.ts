@@ -15,11 +15,12 @@ import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
 import { ApprovalGate } from '../domain/approval-gate';
-import { PendingToolCall, Run, RunProps } from '../domain/run.aggregate';
+import { Run, RunProps } from '../domain/run.aggregate';
 import { DecideEnv, Decision, Effect, Observation, toolResultContent } from '../domain/run-decider';
 import { RunRepository } from '../domain/run.repository';
 import { RunErrorCode } from '../domain/run-status';
 import { DeltaBuffer } from './delta-buffer';
+import { contextOf } from '../domain/model-context';
 
 /** An idempotent tool that answers within this commits its tool.started with its outcome. */
 const FAST_TOOL_MS = 20;
@@ -231,7 +232,7 @@ export class RunExecutor {
           saved = await this.modelTurn(run, ctx, effect);
           break;
         case 'run_tool':
-          saved = await this.runTool(run, ctx, effect.call);
+          saved = await this.runTool(run, ctx, effect);
           break;
         case 'continue':
         case 'resume':
@@ -464,19 +465,20 @@ export class RunExecutor {
 
   /**
    * Runs a started call, with the retries the decider allows, and commits its outcome with its
-   * `tool` message. A non-idempotent tool runs only once its `tool.started` is durable (a crash
-   * after that makes its outcome unknown, never re-run). An idempotent one starts at once: if it
-   * answers within FAST_TOOL_MS, tool.started commits with its outcome (one write fewer);
-   * otherwise then, while it runs. A crash before that commit re-runs it.
+   * `tool` message. When the decider says the start must be durable first (a tool that is not
+   * idempotent), it runs only once its `tool.started` is committed. Otherwise it starts at once:
+   * if it answers within FAST_TOOL_MS, tool.started commits with its outcome (one write fewer);
+   * else then, while it runs.
    */
-  private async runTool(run: Run, ctx: ExecContext, first: PendingToolCall): Promise<boolean> {
+  private async runTool(run: Run, ctx: ExecContext, first: Extract<Effect, { type: 'run_tool' }>): Promise<boolean> {
     const o = run.owner;
-    let call = first;
+    let effect = first;
     for (;;) {
+      const call = effect.call;
       let startSave: Promise<boolean> | null = null;
       let startTimer: NodeJS.Timeout | null = null;
       const tool = this.toolOf(ctx, call.tool_name);
-      if (!call.idempotent && !tool?.idempotent) {
+      if (effect.commit_start_first) {
         if (!(await this.save(run, ctx))) return false;
       } else {
         startTimer = setTimeout(() => {
@@ -507,7 +509,7 @@ export class RunExecutor {
       if (ctx.leaseLost) throw new LeaseLost('lease lost');
       const d = run.decide({ type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ctx.cancelled }, this.env(run, ctx));
       if (d.effect.type === 'run_tool') {
-        call = d.effect.call;
+        effect = d.effect;
         continue;
       }
       return this.saveWithToolMessage(run, ctx, d);
@@ -529,35 +531,4 @@ export class RunExecutor {
       }
     }
   }
-}
-
-/**
- * The model context of a run from its session's history: everything up to the run's input, plus
- * what the run added (completed assistant messages, tool results, steered inputs it took, each
- * right before the message of the turn that took it). Input of runs queued behind it, and input
- * steered to it that it has not taken, are not part of it.
- */
-export function contextOf<M extends { id: string; sequence: number; runId: string | null; role: string; status: string }>(
-  history: M[],
-  run: Pick<RunProps, 'id' | 'userMessageId' | 'state'>,
-): M[] {
-  const inputSeq = history.find((m) => m.id === run.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
-  const taken = new Map(run.state.inputs.map((i) => [i.message_id, i.before]));
-  const steered: M[] = [];
-  const out: M[] = [];
-  for (const m of history) {
-    if (m.role === 'assistant' && m.status !== 'completed') continue;
-    if (taken.has(m.id)) {
-      steered.push(m);
-      continue;
-    }
-    if (m.sequence <= inputSeq) out.push(m);
-    else if (m.runId === run.id && m.role !== 'user') out.push(m);
-  }
-  for (const m of steered) {
-    const at = out.findIndex((x) => x.id === taken.get(m.id));
-    if (at >= 0) out.splice(at, 0, m);
-    else out.push(m);
-  }
-  return out;
 }

@@ -15,7 +15,7 @@ const SWEEP_EVERY_MS = 5_000;
 const CLAIM_BATCH = 32;
 
 /**
- * One per node. Claims runs with a lease (FOR UPDATE SKIP LOCKED): queued runs in FIFO order per
+ * One per node. Claims runs with a lease (FOR NO KEY UPDATE SKIP LOCKED): queued runs in FIFO order per
  * session, and running runs whose lease expired (another node died: crash take-over). Executes
  * up to WORKER_CONCURRENCY runs at once. A sweeper expires queued runs past RUN_QUEUE_TTL_MS.
  * On shutdown it stops executing and releases its leases, so another node resumes the runs.

@@ -24,8 +24,8 @@ export class SessionTypeormRepository extends SessionRepository {
 
   /** One write (`UnitOfWork.write`): joins the caller's batch or transaction. */
   async insert(session: Session): Promise<void> {
-    const { sql, params } = this.sql.insertCte('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
-    await this.uow.write({ ctes: { params, sql: (o) => `session_insert AS (${sql(o)})` } });
+    const insert = this.sql.insertPart('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
+    await this.uow.write({ ctes: (p) => `session_insert AS (${insert(p)})` });
   }
 
   async save(session: Session): Promise<void> {
@@ -59,7 +59,7 @@ export class SessionTypeormRepository extends SessionRepository {
   }
 
   async lockActiveRun(sessionId: string): Promise<string | null> {
-    const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR UPDATE`, [sessionId]);
+    const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, [sessionId]);
     return rows[0]?.active_run_id ?? null;
   }
 

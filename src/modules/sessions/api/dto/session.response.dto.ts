@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
-import { SessionProps } from '../../domain/session.aggregate';
+import { RUN_CONCURRENCY, RunConcurrency, SessionProps } from '../../domain/session.aggregate';
 
 export class AgentSnapshotDto {
   @ApiProperty({ example: 'support_agent' }) id!: string;
@@ -21,6 +21,12 @@ export class SessionResponseDto {
   @ApiProperty({ example: 1, description: 'Increments by exactly 1 on every committed change (update, archive, each appended message).' })
   revision!: number;
   @ApiProperty({ type: String, nullable: true, example: null }) active_run_id!: string | null;
+  @ApiProperty({
+    enum: RUN_CONCURRENCY,
+    example: 'reject',
+    description: 'What a run that omits `concurrency` does while the session has an active run (set on create or update; default `reject`): reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).',
+  })
+  default_concurrency!: RunConcurrency;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) updated_at!: string;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) last_active_at!: string;
@@ -41,6 +47,7 @@ export function toSessionResponse(s: Readonly<SessionProps>): SessionResponseDto
     status: s.status,
     revision: s.revision,
     active_run_id: s.activeRunId,
+    default_concurrency: s.defaultConcurrency,
     created_at: iso(s.createdAt)!,
     updated_at: iso(s.updatedAt)!,
     last_active_at: iso(s.lastActiveAt)!,

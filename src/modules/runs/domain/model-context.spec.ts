@@ -1,5 +1,5 @@
-import { emptyRunState } from '../domain/run.aggregate';
-import { contextOf } from './run-executor';
+import { emptyRunState } from './run.aggregate';
+import { contextOf } from './model-context';
 
 type M = { id: string; sequence: number; runId: string | null; role: string; status: string };
 const m = (id: string, sequence: number, runId: string | null, role: string, status = 'completed'): M => ({ id, sequence, runId, role, status });
