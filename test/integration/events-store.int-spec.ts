@@ -1,7 +1,10 @@
 import { DATABASE_TARGET, DatabaseTarget } from '../../src/common/database/database.module';
 import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { EventNotification, Notifier } from '../../src/modules/events/domain/notifier';
+import { queryRows } from '../../src/common/database/sql';
+import { guardedStatement, StatementPart } from '../../src/common/database/statement';
 import { EventStore, EventStreamOwner } from '../../src/modules/events/domain/run-event';
+import { EventAppendParts } from '../../src/modules/events/infrastructure/event-append-parts';
 import { PgNotifier } from '../../src/modules/events/infrastructure/pg-notifier';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -106,23 +109,30 @@ describe('TypeormEventStore', () => {
     expect(e.sessionSequence).toBe(1);
   });
 
-  it('appendGuarded appends only when the guard statement returns a row, in the same statement', async () => {
+  it('an append after a guard appends only when the guard statement returns a row, in the same statement', async () => {
     const session = await createSession(t, KEYS.memberA1);
     const run = await insertRun(t, session);
-    const guard = (version: number) => ({
-      sql: (o: number) => `UPDATE runs SET version = version + 1 WHERE id = $${o + 1} AND version = $${o + 2} RETURNING id`,
-      params: [run.runId, version],
-    });
-    const stored = await uow.run(() => store.appendGuarded(run, deltas(2), guard(1)));
+    const parts = t.app.get(EventAppendParts);
+    const appendGuarded = (owner: EventStreamOwner, events: ReturnType<typeof deltas>, version: number) =>
+      uow.statement(async (m) => {
+        const tail = parts.appendAfterGuard(owner, events);
+        const guard: StatementPart = (p) => {
+          const [id, v] = p.add(owner.runId, version);
+          return `UPDATE runs SET version = version + 1 WHERE id = ${id} AND version = ${v} RETURNING id`;
+        };
+        const { sql, params } = guardedStatement({ guard, riders: [], tail });
+        return tail.complete(await queryRows(m, sql, params));
+      });
+    const stored = await uow.run(() => appendGuarded(run, deltas(2), 1));
     expect(stored?.map((e) => e.sequence)).toEqual([1, 2]);
     await expect(store.readRun(run.runId, 0, 10)).resolves.toHaveLength(2);
     const [{ version }] = await uow.manager.query(`SELECT version FROM runs WHERE id = $1`, [run.runId]);
     expect(version).toBe(2);
     // A stale version: no row from the guard, so no counter moves and no event is written.
-    await expect(uow.run(() => store.appendGuarded(run, deltas(3), guard(1)))).resolves.toBeNull();
+    await expect(uow.run(() => appendGuarded(run, deltas(3), 1))).resolves.toBeNull();
     await expect(store.lastSequence(run.runId)).resolves.toBe(2);
     await expect(store.readSession(session.id, 0, 10)).resolves.toHaveLength(2);
-    const more = await uow.run(() => store.appendGuarded(run, deltas(1), guard(2)));
+    const more = await uow.run(() => appendGuarded(run, deltas(1), 2));
     expect(more?.map((e) => [e.sequence, e.sessionSequence])).toEqual([[3, 3]]);
     const n = await waitFor(() => notes.find((x) => x.runId === run.runId && x.lastSequence === 3));
     expect(n.lastSessionSequence).toBe(3);

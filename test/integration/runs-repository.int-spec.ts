@@ -3,7 +3,6 @@ import { ConcurrencyConflict } from '../../src/common/errors/domain-error';
 import { newId } from '../../src/common/ids/ids';
 import { RunPersistence } from '../../src/modules/runs/application/run-persistence';
 import { Run } from '../../src/modules/runs/domain/run.aggregate';
-import { MessageRepository } from '../../src/modules/sessions/domain/message.repository';
 import { RunRepository } from '../../src/modules/runs/domain/run.repository';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -14,14 +13,12 @@ describe('RunRepository', () => {
   let runs: RunRepository;
   let uow: UnitOfWork;
   let persistence: RunPersistence;
-  let messages: MessageRepository;
 
   beforeAll(async () => {
     t = await startTestApp(NO_WORKER);
     runs = t.app.get(RunRepository);
     uow = t.app.get(UnitOfWork);
     persistence = t.app.get(RunPersistence);
-    messages = t.app.get(MessageRepository);
   });
   afterAll(async () => {
     await t.close();
@@ -216,8 +213,8 @@ describe('RunRepository', () => {
     });
   });
 
-  /** RunRepository.insertWrites with MessageRepository.appendWrite: input, run and active run in one statement. */
-  describe('insertWrites', () => {
+  /** RunRepository.insertWithInput: input, run and active run in one statement. */
+  describe('insertWithInput', () => {
     function queuedRun(session: { id: string; tenantId: string; subjectId: string }): Run {
       return Run.create({
         id: newId('run'),
@@ -238,9 +235,8 @@ describe('RunRepository', () => {
       const s = run.snapshot();
       return uow.batch(async () => {
         const now = new Date();
-        const w = runs.insertWrites(run, { now, reject: options.reject ?? false });
         const input = { id: s.userMessageId, tenantId: s.tenantId, subjectId: s.subjectId, sessionId: s.sessionId, runId: s.id, role: 'user' as const, status: 'completed' as const, content: [{ type: 'text' as const, text: 'hi' }], metadata: {} };
-        await uow.write(messages.appendWrite(input, { now, expectedRevision: options.expectedRevision, session: w.session }), w.run);
+        await runs.insertWithInput(run, { message: input, now, expectedRevision: options.expectedRevision, reject: options.reject ?? false });
       });
     }
     async function sessionRow(sessionId: string): Promise<{ active_run_id: string | null; revision: number; message_seq: number }> {

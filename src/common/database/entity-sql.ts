@@ -1,5 +1,6 @@
 import { toJsonb } from './jsonb';
 import { DataSource } from 'typeorm';
+import { StatementParams, StatementPart } from './statement';
 
 export interface EntityColumn<T> {
   property: keyof T & string;
@@ -44,24 +45,24 @@ export class EntitySql<T extends object> {
 
   /** An INSERT of the row's defined properties (undefined ones take the column default). */
   insert(table: string, row: Partial<T>): { sql: string; params: unknown[] } {
-    const { sql, params } = this.insertCte(table, row);
-    return { sql: sql(0), params };
+    const params = new StatementParams();
+    return { sql: this.insertPart(table, row)(params), params: params.values };
   }
 
-  /** `insert` with its parameters numbered from `$${offset + 1}` (for a CTE, see SqlCte). */
-  insertCte(table: string, row: Partial<T>): { sql: (offset: number) => string; params: unknown[] } {
+  /** `insert` as a part of a larger statement (a CTE's body): its parameters from the statement's numbering. */
+  insertPart(table: string, row: Partial<T>): StatementPart {
+    const values: unknown[] = [];
     const names: string[] = [];
     const casts: string[] = [];
-    const params: unknown[] = [];
     for (const c of this.columns()) {
       const v = row[c.property];
       if (v === undefined) continue;
-      params.push(c.json && v !== null ? toJsonb(v) : v);
+      values.push(c.json && v !== null ? toJsonb(v) : v);
       names.push(c.column);
       casts.push(c.json ? '::jsonb' : '');
     }
     const head = `INSERT INTO ${table} (${names.join(', ')}) VALUES (`;
-    return { sql: (o) => `${head}${casts.map((cast, i) => `$${o + i + 1}${cast}`).join(', ')})`, params };
+    return (p) => `${head}${p.add(...values).map((ph, i) => `${ph}${casts[i]}`).join(', ')})`;
   }
 
   /** A raw row (keyed by property, from `selectList`) as an entity instance. */

@@ -15,15 +15,11 @@ export async function queryRows<T = Record<string, unknown>>(manager: EntityMana
 /**
  * Common table expressions that ride along in another statement: `sql(offset)` is one or more
  * `name AS (...)` definitions (comma-separated, no leading WITH) whose parameters are numbered
- * from `$${offset + 1}`; `params` are their values in that order.
+ * from `$${offset + 1}`; `params` are their values in that order. Only within a module's own
+ * infrastructure: parts that cross modules are StatementParts (statement.ts), which never see an offset.
  */
 export interface SqlCte {
   sql(offset: number): string;
   params: unknown[];
 }
 
-/** Both lists of CTEs as one (the second's parameters numbered after the first's). */
-export function joinCtes(a: SqlCte | undefined, b: SqlCte | undefined): SqlCte | undefined {
-  if (!a || !b) return a ?? b;
-  return { params: [...a.params, ...b.params], sql: (o) => `${a.sql(o)}, ${b.sql(o + a.params.length)}` };
-}

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { SqlCte } from './sql';
+import { StatementParams, StatementPart } from './statement';
 
 interface TxContext {
   manager: EntityManager;
@@ -14,13 +15,14 @@ interface TxContext {
 
 /**
  * A write that can be one of several in a single statement (`UnitOfWork.write`): CTE definitions
- * (`name AS (...)`, comma-separated, parameters numbered from `$${offset + 1}`; names unique in
- * the statement), and optionally a condition over them that must hold once they ran (SQL, no
+ * (`name AS (...)`, comma-separated; names unique in the statement) as a StatementPart (it takes
+ * its placeholders from the statement) or an SqlCte (parameters numbered from `$${offset + 1}`),
+ * and optionally a condition over them that must hold once they ran (SQL, no
  * parameters). If it does not, the statement is aborted (none of its writes is kept) and the
  * error `fail()` gives is thrown (it may read the database to describe the conflict).
  */
 export interface BatchWrite {
-  ctes: SqlCte;
+  ctes: SqlCte | StatementPart;
   expect?: string;
   /** Its `expect` is checked before those of the writes without (whose failure it then decides). */
   checkFirst?: boolean;
@@ -32,13 +34,17 @@ export const UOW_ABORT_SQLSTATE = 'UW001';
 
 /** The SQL of one statement running `writes` (see BatchWrite) and its parameters. */
 export function batchStatement(writes: BatchWrite[]): { sql: string; params: unknown[] } {
-  const params: unknown[] = [];
+  const p = new StatementParams();
+  const params = p.values;
   const ctes: string[] = [];
   const checks: string[] = [];
   let firsts = 0;
   writes.forEach((w, i) => {
-    ctes.push(w.ctes.sql(params.length));
-    params.push(...w.ctes.params);
+    if (typeof w.ctes === 'function') ctes.push(w.ctes(p));
+    else {
+      ctes.push(w.ctes.sql(params.length));
+      params.push(...w.ctes.params);
+    }
     // The function is VOLATILE: called only in the branch whose condition failed, never folded.
     const check = `WHEN NOT (${w.expect}) THEN uow_abort('${i}')`;
     if (w.expect) checks.splice(w.checkFirst ? firsts++ : checks.length, 0, check);

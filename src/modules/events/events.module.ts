@@ -12,6 +12,7 @@ import { ToolVisibilityResolver } from './application/tool-visibility';
 import { EventStreams } from './domain/event-streams';
 import { Notifier } from './domain/notifier';
 import { EventStore } from './domain/run-event';
+import { EventAppendParts } from './infrastructure/event-append-parts';
 import { InProcessNotifier } from './infrastructure/in-process-notifier';
 import { PgNotifier } from './infrastructure/pg-notifier';
 import { TypeormEventStore } from './infrastructure/typeorm-event-store';
@@ -19,7 +20,7 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
 /**
  * Events: the event store (append inside the writer's transaction), the notifier (in-process for
  * the embedded database, LISTEN/NOTIFY for PostgreSQL), one stream hub per node, the projector,
- * and the JSON + SSE endpoints. Exports `EventStore` (writers), `Notifier`, `StreamHub` and `SseStreamsService` (SSE responses of the compatibility surfaces).
+ * and the JSON + SSE endpoints. Exports `EventStore` (writers), `EventAppendParts` (a run save's statement), `Notifier`, `StreamHub` and `SseStreamsService` (SSE responses of the compatibility surfaces).
  */
 @Module({
   imports: [AgentsModule],
@@ -34,12 +35,13 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
     TypeormEventStore,
     { provide: EventStore, useExisting: TypeormEventStore },
     { provide: EventStreams, useExisting: TypeormEventStore },
+    { provide: EventAppendParts, useExisting: TypeormEventStore },
     RecentEvents,
     StreamHub,
     ToolVisibilityResolver,
     SseStreamsService,
     EventRetentionSweeper,
   ],
-  exports: [EventStore, EventStreams, Notifier, StreamHub, ToolVisibilityResolver, SseStreamsService],
+  exports: [EventStore, EventAppendParts, EventStreams, Notifier, StreamHub, ToolVisibilityResolver, SseStreamsService],
 })
 export class EventsModule {}

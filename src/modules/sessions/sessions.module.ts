@@ -14,6 +14,7 @@ import { UpdateSessionHandler } from './application/commands/update-session/upda
 import { GetSessionHandler } from './application/queries/get-session/get-session.handler';
 import { ListSessionsHandler } from './application/queries/list-sessions/list-sessions.handler';
 import { MessageRepository } from './domain/message.repository';
+import { MessageStatementParts } from './infrastructure/message-statement-parts';
 import { SessionRepository } from './domain/session.repository';
 import { MessageTypeormRepository } from './infrastructure/message.typeorm-repository';
 import { SessionOrmEntity } from './infrastructure/session.orm-entity';
@@ -25,7 +26,9 @@ import { KnownSessions } from './application/known-sessions';
   controllers: [SessionsController, MessagesController],
   providers: [
     { provide: SessionRepository, useClass: SessionTypeormRepository },
-    { provide: MessageRepository, useClass: MessageTypeormRepository },
+    MessageTypeormRepository,
+    { provide: MessageRepository, useExisting: MessageTypeormRepository },
+    { provide: MessageStatementParts, useExisting: MessageTypeormRepository },
     CreateSessionHandler,
     UpdateSessionHandler,
     ArchiveSessionHandler,
@@ -37,6 +40,6 @@ import { KnownSessions } from './application/known-sessions';
     ExistingSessionsHandler,
     KnownSessions,
   ],
-  exports: [SessionRepository, MessageRepository, KnownSessions],
+  exports: [SessionRepository, MessageRepository, MessageStatementParts, KnownSessions],
 })
 export class SessionsModule {}

@@ -1,5 +1,3 @@
-import { SqlCte } from '../../../common/database/sql';
-
 /** Event types of CONTRACT section 8. */
 export const RUN_EVENT_TYPES = [
   'run.started',
@@ -64,15 +62,6 @@ export interface EventStreamOwner {
   runId: string;
 }
 
-/** A caller's statement to run (and require a row from) before the events are appended. */
-export interface AppendGuard {
-  /** The statement, its parameters numbered from `$${offset + 1}`. */
-  sql(offset: number): string;
-  params: unknown[];
-  /** More writes of the same statement, placed right after `guard`; they must write only when it returned a row. */
-  also?: SqlCte;
-}
-
 /**
  * Port: the event store. `append` runs inside the caller's transaction (UnitOfWork.manager):
  * it locks the session's and then the run's counter rows, assigns `session_sequence` and
@@ -81,18 +70,6 @@ export interface AppendGuard {
  */
 export abstract class EventStore {
   abstract append(owner: EventStreamOwner, events: NewRunEvent[]): Promise<StoredRunEvent[]>;
-  /**
-   * `append`, conditional on the caller's own write, in the same statement (one round trip):
-   * `guard` is a data-modifying statement with RETURNING (e.g. a versioned UPDATE); it runs
-   * first, and only if it returns a row are the events appended. Null when it returned none
-   * (nothing written). Stores that cannot do this in one statement do not implement it.
-   */
-  async appendGuarded(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard): Promise<StoredRunEvent[] | null> {
-    void owner;
-    void events;
-    void guard;
-    throw new Error('appendGuarded is not supported by this event store');
-  }
   abstract readRun(runId: string, afterSequence: number, limit: number): Promise<StoredRunEvent[]>;
   abstract readSession(sessionId: string, afterSessionSequence: number, limit: number): Promise<StoredRunEvent[]>;
   /** The last assigned sequence of a run (0 when none). */

@@ -1,12 +1,14 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { jsonbOrdered, toJsonb } from '../../../common/database/jsonb';
 import { RecentEvents } from '../application/recent-events';
+import { Guard, StatementParams } from '../../../common/database/statement';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { EventAppendParts, GuardedEventAppend } from './event-append-parts';
 import { Metrics } from '../../../common/metrics/metrics';
 import { newId } from '../../../common/ids/ids';
 import { EventStreamState, EventStreams, PurgeResult } from '../domain/event-streams';
 import { Notifier } from '../domain/notifier';
-import { AppendGuard, EventStore, EventStreamOwner, NewRunEvent, RunEventType, StoredRunEvent } from '../domain/run-event';
+import { EventStore, EventStreamOwner, NewRunEvent, RunEventType, StoredRunEvent } from '../domain/run-event';
 
 interface EventRow {
   id: string;
@@ -52,7 +54,7 @@ function rowsOf<T>(raw: unknown): T[] {
  * the notifier is PostgreSQL's LISTEN/NOTIFY).
  */
 @Injectable()
-export class TypeormEventStore extends EventStore implements EventStreams {
+export class TypeormEventStore extends EventStore implements EventStreams, EventAppendParts {
   constructor(
     private readonly uow: UnitOfWork,
     private readonly notifier: Notifier,
@@ -64,32 +66,45 @@ export class TypeormEventStore extends EventStore implements EventStreams {
 
   async append(owner: EventStreamOwner, events: NewRunEvent[]): Promise<StoredRunEvent[]> {
     if (events.length === 0) return [];
-    return (await this.write(owner, events, null))!;
-  }
-
-  override async appendGuarded(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard): Promise<StoredRunEvent[] | null> {
-    if (events.length === 0) throw new Error('appendGuarded needs events');
-    return this.write(owner, events, guard);
-  }
-
-  private async write(owner: EventStreamOwner, events: NewRunEvent[], guard: AppendGuard | null): Promise<StoredRunEvent[] | null> {
-    const n = events.length;
     // One statement: no transaction of its own (it joins the caller's, if any).
     return this.uow.statement(async (m) => {
-      const ids = events.map(() => newId('evt'));
-      const occurredAt = new Date();
-      // One statement (one round trip): bump the session counter, then the run counter (rows are
-      // locked in VALUES order, always session first, so concurrent writers cannot deadlock;
-      // missing counter rows are created), and insert the rows with the sequences just taken.
-      // The run_events trigger queues their audit records; with a database notifier the
-      // notification is sent by the same statement (delivered at commit, as `announce` would).
-      const channel = this.notifier.inlineChannel;
-      const payloads = events.map((e) => toJsonb(e.data ?? {}));
-      // This node's streams of the run or session get the committed rows from the writer (below),
-      // and its hub then skips the notification (marked with the origin).
-      const handOver = this.recent?.wants(owner.runId, owner.sessionId) ? this.recent : undefined;
-      const origin = handOver ? `|${handOver.origin}` : '';
-      const params: unknown[] = [
+      const part = this.appendPart(owner, events, false);
+      const params = new StatementParams();
+      const { ctes, select } = part.render(params, null);
+      return (await part.complete(rowsOf(await m.query(`WITH ${ctes.join(', ')}${select}`, params.values))))!;
+    });
+  }
+
+  appendAfterGuard(owner: EventStreamOwner, events: NewRunEvent[]): GuardedEventAppend {
+    if (events.length === 0) throw new Error('a guarded append needs events');
+    return this.appendPart(owner, events, true);
+  }
+
+  /**
+   * One statement (one round trip): bump the session counter, then the run counter (rows are
+   * locked in VALUES order, always session first, so concurrent writers cannot deadlock; missing
+   * counter rows are created), and insert the rows with the sequences just taken. The run_events
+   * trigger queues their audit records; with a database notifier the notification is sent by the
+   * same statement (delivered at commit, as `announce` would). After a guard (`guarded`), without
+   * a row from it nothing is bumped or inserted, and the final SELECT returns no row.
+   */
+  private appendPart(
+    owner: EventStreamOwner,
+    events: NewRunEvent[],
+    guarded: boolean,
+  ): { render(p: StatementParams, guard: Guard | null): { ctes: string[]; select: string }; complete: GuardedEventAppend['complete'] } {
+    const n = events.length;
+    const ids = events.map(() => newId('evt'));
+    const occurredAt = new Date();
+    const channel = this.notifier.inlineChannel;
+    const payloads = events.map((e) => toJsonb(e.data ?? {}));
+    // This node's streams of the run or session get the committed rows from the writer (below),
+    // and its hub then skips the notification (marked with the origin).
+    const handOver = this.recent?.wants(owner.runId, owner.sessionId) ? this.recent : undefined;
+    const origin = handOver ? `|${handOver.origin}` : '';
+    const render = (p: StatementParams, guard: Guard | null) => {
+      if (guarded !== (guard !== null)) throw new Error('an event append part rendered with the wrong guard');
+      const [session, run, count, tenant, subject, at, idList, types, data, ...notify] = p.add(
         owner.sessionId,
         owner.runId,
         n,
@@ -100,42 +115,36 @@ export class TypeormEventStore extends EventStore implements EventStreams {
         events.map((e) => e.type),
         payloads,
         ...(channel === null ? [] : [channel, origin]),
-      ];
-      // With a guard: it runs first (the counters' INSERT reads from it), and without a row from
-      // it nothing is bumped or inserted, and the final SELECT returns no row.
-      const guardCtes = guard ? `guard AS (${guard.sql(params.length)}), ` : '';
-      if (guard) params.push(...guard.params);
-      const alsoCtes = guard?.also ? `${guard.also.sql(params.length)}, ` : '';
-      if (guard?.also) params.push(...guard.also.params);
-      const bump = guard
-        ? `${guardCtes}${alsoCtes}bump AS (
-             INSERT INTO event_streams (stream_id, last_sequence)
-             SELECT v.stream_id, $3::bigint FROM (VALUES (1, $1::text), (2, $2::text)) v(ord, stream_id)
-              WHERE EXISTS (SELECT 1 FROM guard) ORDER BY v.ord
-             ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
-             RETURNING stream_id, last_sequence
-           ),`
-        : `bump AS (
-             INSERT INTO event_streams (stream_id, last_sequence) VALUES ($1, $3), ($2, $3)
-             ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
-             RETURNING stream_id, last_sequence
-           ),`;
-      const rows = rowsOf<{ last_session_sequence: string | number; last_sequence: string | number }>(
-        await m.query(
-          `WITH ${bump} ins AS (
-             INSERT INTO run_events (${COLUMNS})
-             SELECT u.id, $4::text, $5::text, $1, $2, r.last_sequence - $3 + u.n, s.last_sequence - $3 + u.n, u.type, u.data, $6::timestamptz
-               FROM unnest($7::text[], $8::text[], $9::jsonb[]) WITH ORDINALITY AS u(id, type, data, n),
-                    (SELECT last_sequence FROM bump WHERE stream_id = $1) s,
-                    (SELECT last_sequence FROM bump WHERE stream_id = $2) r
-           )
-           SELECT s.last_sequence AS last_session_sequence, r.last_sequence${
-             channel === null ? '' : `, pg_notify($10, $1 || '|' || $2 || '|' || r.last_sequence || '|' || s.last_sequence || $11)`
-           }
-             FROM (SELECT last_sequence FROM bump WHERE stream_id = $1) s, (SELECT last_sequence FROM bump WHERE stream_id = $2) r`,
-          params,
-        ),
       );
+      const bump = guard
+        ? `bump AS (
+             INSERT INTO event_streams (stream_id, last_sequence)
+             SELECT v.stream_id, ${count}::bigint FROM (VALUES (1, ${session}::text), (2, ${run}::text)) v(ord, stream_id)
+              WHERE ${guard.matched} ORDER BY v.ord
+             ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
+             RETURNING stream_id, last_sequence
+           )`
+        : `bump AS (
+             INSERT INTO event_streams (stream_id, last_sequence) VALUES (${session}, ${count}), (${run}, ${count})
+             ON CONFLICT (stream_id) DO UPDATE SET last_sequence = event_streams.last_sequence + EXCLUDED.last_sequence
+             RETURNING stream_id, last_sequence
+           )`;
+      const ins = `ins AS (
+             INSERT INTO run_events (${COLUMNS})
+             SELECT u.id, ${tenant}::text, ${subject}::text, ${session}, ${run}, r.last_sequence - ${count} + u.n, s.last_sequence - ${count} + u.n, u.type, u.data, ${at}::timestamptz
+               FROM unnest(${idList}::text[], ${types}::text[], ${data}::jsonb[]) WITH ORDINALITY AS u(id, type, data, n),
+                    (SELECT last_sequence FROM bump WHERE stream_id = ${session}) s,
+                    (SELECT last_sequence FROM bump WHERE stream_id = ${run}) r
+           )`;
+      const select = `
+           SELECT s.last_sequence AS last_session_sequence, r.last_sequence${
+             channel === null ? '' : `, pg_notify(${notify[0]}, ${session} || '|' || ${run} || '|' || r.last_sequence || '|' || s.last_sequence || ${notify[1]})`
+           }
+             FROM (SELECT last_sequence FROM bump WHERE stream_id = ${session}) s, (SELECT last_sequence FROM bump WHERE stream_id = ${run}) r`;
+      return { ctes: [bump, ins], select };
+    };
+    const complete = async (raw: Array<Record<string, unknown>>): Promise<StoredRunEvent[] | null> => {
+      const rows = raw as Array<{ last_session_sequence: string | number; last_sequence: string | number }>;
       if (rows.length === 0) return null; // the guard returned no row: nothing was written
       const lastSessionSequence = Number(rows[0].last_session_sequence);
       const lastSequence = Number(rows[0].last_sequence);
@@ -165,7 +174,8 @@ export class TypeormEventStore extends EventStore implements EventStreams {
       }
       if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
-    });
+    };
+    return { render, complete };
   }
 
   async readRun(runId: string, afterSequence: number, limit: number): Promise<StoredRunEvent[]> {

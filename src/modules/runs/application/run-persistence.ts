@@ -116,15 +116,11 @@ export class RunPersistence {
     const endedNow = run.isTerminal;
     // An ending run moves the session to its next active run in its save statement (the session is
     // locked by an earlier statement of the transaction below, so that statement's snapshot is
-    // recent enough): in the update of the session row a message append makes anyway (a statement
-    // cannot update a row twice), else in a CTE of its own.
+    // recent enough). The message write rides on the same statement.
     const settleAt = endedNow && run.hasChanges ? new Date() : undefined;
-    // A message rides on the save statement; an append locks the session row before the run row.
-    const lockSession = message?.kind === 'append';
-    const also = message ? this.messages.guardedWrite(message, lockSession && settleAt ? this.runs.settleChange(run, settleAt) : undefined) : undefined;
     if (!endedNow && !inTx) {
       // One statement: no transaction needed.
-      await this.runs.save(run, { also, lockSession });
+      await this.runs.save(run, { message });
       return;
     }
     await this.uow.run(async () => {
@@ -132,7 +128,7 @@ export class RunPersistence {
       const others = endedNow ? await this.runs.lockSessionOf(run) : null;
       const taken = [...run.takenInputs];
       if (inTx) await inTx();
-      await this.runs.save(run, { also, lockSession, settleSession: lockSession ? undefined : settleAt });
+      await this.runs.save(run, { message, settleSession: settleAt });
       if (endedNow) {
         // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
         if (run.endedAwaitingApproval) await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');

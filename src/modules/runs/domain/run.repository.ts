@@ -1,6 +1,4 @@
-import { SqlCte } from '../../../common/database/sql';
-import type { BatchWrite } from '../../../common/database/unit-of-work';
-import type { SessionRowChange } from '../../sessions/domain/message';
+import type { MessageWrite, NewMessage } from '../../sessions/domain/message';
 import { SortOrder } from '../../../common/http/pagination';
 import { Run, RunProps, SteeredInput } from './run.aggregate';
 
@@ -19,44 +17,57 @@ export interface RunReadView {
   purgedThrough: number;
 }
 
-export interface SaveOptions {
-  also?: SqlCte;
-  lockSession?: boolean;
+/**
+ * One step's commit, as data: with the run's own change (its row conditional on its expected
+ * version, its recorded events, the steered inputs it took) the repository writes these in the
+ * SAME statement, and nothing of them unless the run's versioned UPDATE matched.
+ */
+export interface StepCommit {
+  /**
+   * A message write of the step. An append takes the session's next slot, so the statement locks
+   * the session row before the run row (the lock order everywhere).
+   */
+  message?: MessageWrite;
+  /**
+   * The run ends: the session's `active_run_id` moves to its next active run and
+   * `last_active_at` to this time (with a message append, in that append's update of the session
+   * row: one statement cannot update a row twice). The caller must hold the session row lock from
+   * an EARLIER statement of its transaction: a statement that waited for it would pick the next
+   * run from a snapshot older than the transaction it waited for.
+   */
   settleSession?: Date;
+}
+
+/** A new run's input: its message, appended with the run in one statement (see `insertWithInput`). */
+export interface RunInputCommit {
+  message: NewMessage;
+  expectedRevision?: number;
+  now: Date;
+  /** `concurrency: reject`: a session that has an active run takes neither (409 `session_busy`). */
+  reject: boolean;
+  /** The run omitted `concurrency`: the session's `default_concurrency` decides. */
+  sessionDefault?: boolean;
 }
 
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
 export abstract class RunRepository {
   /**
-   * A new run as writes (`UnitOfWork.write`): `run` inserts its row; `session` changes the row of
-   * its session with the message append of the run's input (MessageRepository.appendWrite, the
-   * same statement): `active_run_id` stays on the run already active, else becomes this one, and
-   * `last_active_at` is `now`. Both read the session row as locked, never an older snapshot. With
-   * `reject`, a session that has an active run takes neither: 409 `session_busy`. With
-   * `sessionDefault` (the run omitted `concurrency`), the session's `default_concurrency` decides:
-   * `enqueue` takes it, `reject` is 409 `session_busy`, `steer` / `interrupt` fail with
-   * SessionDefaultConcurrency (the caller takes that path instead, in a transaction).
+   * A new run with its input message, as ONE statement (`UnitOfWork.write`: inside a batch, held
+   * for its closing statement): the message takes the session's next slot (the session row locked,
+   * its revision checked, an archived session refused), the run's row is inserted, and the session
+   * row's `active_run_id` stays on the run already active, else becomes this one, `last_active_at`
+   * is `now` (read from the locked row, never an older snapshot). With `reject`, a session that
+   * has an active run takes neither: 409 `session_busy`. With `sessionDefault`, the session's
+   * `default_concurrency` decides: `enqueue` takes it, `reject` is 409 `session_busy`, `steer` /
+   * `interrupt` fail with SessionDefaultConcurrency (the caller takes that path instead, in a
+   * transaction).
    */
-  abstract insertWrites(run: Run, options: { now: Date; reject: boolean; sessionDefault?: boolean }): { run: BatchWrite; session: SessionRowChange };
-  /**
-   * `settleSession` as assignments to the session row, for a message append of the ending run's
-   * save (MessageRepository.guardedWrite), which updates that row anyway. Same rule: the caller
-   * holds the session row lock from an earlier statement of its transaction.
-   */
-  abstract settleChange(run: Run, now: Date): SessionRowChange;
+  abstract insertWithInput(run: Run, input: RunInputCommit): Promise<void>;
   /**
    * Conditional on `run.expectedVersion` (ConcurrencyConflict otherwise), with the recorded events
-   * appended: one statement (it joins the ambient transaction, if any). `also`: more writes of that statement
-   * (CTEs that write only when the run's versioned UPDATE, the CTE `guard`, returned a row).
-   * `lockSession`: the session row is locked before the run row (the lock order everywhere), for
-   * writes in `also` that touch the session row (not with `settleSession`). `settleSession` (a run
-   * that ends): the session's `active_run_id` moves to its next active run and `last_active_at` to
-   * the given time. The caller must hold the session row lock from an EARLIER statement of its
-   * transaction: a statement that waited for it would pick the next run from a snapshot older
-   * than the transaction it waited for. Not with an `also` that updates the session row (one
-   * statement cannot update a row twice).
+   * appended and `commit`'s writes: one statement (it joins the ambient transaction, if any).
    */
-  abstract save(run: Run, options?: SaveOptions): Promise<void>;
+  abstract save(run: Run, commit?: StepCommit): Promise<void>;
   /**
    * Locks the session row of a run that is ending (the lock order everywhere: session, then run)
    * and answers whether another run of the session is active. That answer is read from the

@@ -1,14 +1,15 @@
 import { Injectable } from '@nestjs/common';
 import { toJsonb } from '../../../common/database/jsonb';
-import { joinCtes, queryRows, SqlCte } from '../../../common/database/sql';
+import { queryRows } from '../../../common/database/sql';
+import { GuardedRider, guardedStatement, StatementPart } from '../../../common/database/statement';
 import { EntitySql } from '../../../common/database/entity-sql';
-import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
-import { SessionRowChange } from '../../sessions/domain/message';
+import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { MessageStatementParts, SessionRowChange } from '../../sessions/infrastructure/message-statement-parts';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
-import { EventStore } from '../../events/domain/run-event';
+import { EventAppendParts } from '../../events/infrastructure/event-append-parts';
 import { Run, SteeredInput } from '../domain/run.aggregate';
-import { RunReadView, RunRepository, SaveOptions, SessionDefaultConcurrency } from '../domain/run.repository';
+import { RunInputCommit, RunReadView, RunRepository, SessionDefaultConcurrency, StepCommit } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
 import { runRowToProps, runToDomain, runToRow } from './run.mapper';
 import { RunOrmEntity } from './run.orm-entity';
@@ -37,7 +38,8 @@ const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'create
 export class RunTypeormRepository extends RunRepository {
   constructor(
     private readonly uow: UnitOfWork,
-    private readonly events: EventStore,
+    private readonly eventParts: EventAppendParts,
+    private readonly messageParts: MessageStatementParts,
   ) {
     super();
     this.entitySql = new EntitySql(uow.dataSource, RunOrmEntity);
@@ -49,100 +51,95 @@ export class RunTypeormRepository extends RunRepository {
     return this.uow.manager.getRepository(RunOrmEntity);
   }
 
-  insertWrites(run: Run, options: { now: Date; reject: boolean; sessionDefault?: boolean }): { run: BatchWrite; session: SessionRowChange } {
+  async insertWithInput(run: Run, input: RunInputCommit): Promise<void> {
     if (run.unsavedEvents.length > 0) throw new Error('a new run has no events to write');
-    const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
+    const insert = this.entitySql.insertPart('runs', runToRow(run) as Partial<RunOrmEntity>);
     const sessionId = run.owner.sessionId;
-    this.uow.afterCommit(() => run.markSaved());
-    return {
-      run: { ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } },
-      session: {
-        // Old values of the locked row: the run that is active stays so, else this one is.
-        params: [run.id, options.now, options.reject, options.sessionDefault === true],
-        set: (o) => `active_run_id = COALESCE(active_run_id, $${o + 1}), last_active_at = $${o + 2}`,
-        where: (o) =>
-          `($${o + 3}::boolean IS NOT TRUE OR active_run_id IS NULL) AND ($${o + 4}::boolean IS NOT TRUE OR active_run_id IS NULL OR default_concurrency = 'enqueue')`,
-        fail: async () => {
-          if (!options.reject && !options.sessionDefault) return null;
-          const rows: Array<{ active_run_id: string | null; default_concurrency: string }> = await this.uow.manager.query(
-            `SELECT active_run_id, default_concurrency FROM sessions WHERE id = $1`,
-            [sessionId],
-          );
-          const active = rows[0]?.active_run_id ?? null;
-          if (active === null) return null;
-          const mode = options.reject ? 'reject' : rows[0].default_concurrency;
-          if (mode === 'steer' || mode === 'interrupt') return new SessionDefaultConcurrency(mode);
-          return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
-        },
+    const activation: SessionRowChange = {
+      // Old values of the locked row: the run that is active stays so, else this one is.
+      render: (p) => {
+        const [runId, now, reject, byDefault] = p.add(run.id, input.now, input.reject, input.sessionDefault === true);
+        return {
+          set: `active_run_id = COALESCE(active_run_id, ${runId}), last_active_at = ${now}`,
+          where: `(${reject}::boolean IS NOT TRUE OR active_run_id IS NULL) AND (${byDefault}::boolean IS NOT TRUE OR active_run_id IS NULL OR default_concurrency = 'enqueue')`,
+        };
+      },
+      fail: async () => {
+        if (!input.reject && !input.sessionDefault) return null;
+        const rows: Array<{ active_run_id: string | null; default_concurrency: string }> = await this.uow.manager.query(
+          `SELECT active_run_id, default_concurrency FROM sessions WHERE id = $1`,
+          [sessionId],
+        );
+        const active = rows[0]?.active_run_id ?? null;
+        if (active === null) return null;
+        const mode = input.reject ? 'reject' : rows[0].default_concurrency;
+        if (mode === 'steer' || mode === 'interrupt') return new SessionDefaultConcurrency(mode);
+        return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
       },
     };
+    this.uow.afterCommit(() => run.markSaved());
+    await this.uow.write(
+      this.messageParts.appendWrite(input.message, { expectedRevision: input.expectedRevision, now: input.now, session: activation, refuseArchived: true }),
+      { ctes: (p) => `run_insert AS (${insert(p)})` },
+    );
   }
 
-  async save(run: Run, options: SaveOptions = {}): Promise<void> {
+  async save(run: Run, commit: StepCommit = {}): Promise<void> {
     if (!run.hasChanges) {
-      if (options.also || options.settleSession) throw new Error('a run save with other writes needs changes to the run');
+      if (commit.message || commit.settleSession) throw new Error('a run save with other writes needs changes to the run');
       return;
     }
     const events = [...run.unsavedEvents];
     const row = runToRow(run);
     // The lease columns belong to the heartbeat; a save only clears them (wait, finish, release).
     const columns = this.columns().filter((c) => c.updatable && (row.leaseOwner === null || !c.lease));
-    const params: unknown[] = [row.id, run.expectedVersion];
-    const setters: Array<(n: number) => string> = columns.map((c) => {
-      const v = c.lease ? null : row[c.property];
-      params.push(c.json && v !== null && v !== undefined ? toJsonb(v) : v);
-      const i = params.length;
-      return (offset) => `${c.column} = $${offset + i}${c.json ? '::jsonb' : ''}`;
-    });
     // Steered inputs the run took leave its inbox; those steered meanwhile stay (no version change).
     const taken = [...run.takenInputs];
-    if (taken.length > 0) {
-      params.push(taken);
-      const i = params.length;
-      setters.push(
-        (offset) =>
-          `inbox = (SELECT COALESCE(jsonb_agg(x.e ORDER BY x.o), '[]'::jsonb) FROM jsonb_array_elements(inbox) WITH ORDINALITY x(e, o) WHERE NOT (x.e->>'message_id' = ANY($${offset + i}::text[])))`,
-      );
-    }
-    // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs.
-    let lock = (_offset: number) => '';
-    if (options.lockSession) {
-      params.push(run.owner.sessionId);
-      const i = params.length;
-      lock = (offset) => ` AND EXISTS (SELECT 1 FROM sessions WHERE id = $${offset + i} FOR UPDATE)`;
-    }
-    // Plain SQL: TypeORM's query builders were ~20% of the CPU of a run read or write (profile).
-    const update = (offset: number) =>
-      `UPDATE runs SET ${setters.map((f) => f(offset)).join(', ')} WHERE id = $${offset + 1} AND version = $${offset + 2}${lock(offset)} RETURNING id`;
-    const also = joinCtes(options.also, options.settleSession ? this.settleSessionCte(run, options.settleSession) : undefined);
-    await this.uow.statement(async (m) => {
-      if (events.length === 0) {
-        const updated = also
-          ? await queryRows<{ id: string }>(m, `WITH guard AS (${update(0)}), ${also.sql(params.length)} SELECT id FROM guard`, [...params, ...also.params])
-          : await queryRows<{ id: string }>(m, update(0), params);
-        if (updated.length !== 1) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
-        return;
+    // A message append takes the session's next slot: the session row is locked before the run row.
+    const lockSession = commit.message?.kind === 'append';
+    // The guard: the versioned UPDATE. Plain SQL: TypeORM's query builders were ~20% of the CPU
+    // of a run read or write (profile).
+    const guard: StatementPart = (p) => {
+      const [id, version] = p.add(row.id, run.expectedVersion);
+      const setters = columns.map((c) => {
+        const v = c.lease ? null : row[c.property];
+        const [value] = p.add(c.json && v !== null && v !== undefined ? toJsonb(v) : v);
+        return `${c.column} = ${value}${c.json ? '::jsonb' : ''}`;
+      });
+      if (taken.length > 0) {
+        const [ids] = p.add(taken);
+        setters.push(
+          `inbox = (SELECT COALESCE(jsonb_agg(x.e ORDER BY x.o), '[]'::jsonb) FROM jsonb_array_elements(inbox) WITH ORDINALITY x(e, o) WHERE NOT (x.e->>'message_id' = ANY(${ids}::text[])))`,
+        );
       }
-      // The conditional UPDATE, the other writes and the events in one statement: nothing without the update.
-      const stored = await this.events.appendGuarded(run.owner, events, { sql: update, params, also });
-      if (stored === null) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
+      // The session row first: an uncorrelated EXISTS is evaluated once, before the scan of runs.
+      const lock = lockSession ? ` AND EXISTS (SELECT 1 FROM sessions WHERE id = ${p.add(run.owner.sessionId)[0]} FOR UPDATE)` : '';
+      return `UPDATE runs SET ${setters.join(', ')} WHERE id = ${id} AND version = ${version}${lock} RETURNING id`;
+    };
+    // The session's next active run (this one is ending): in the message append's update of the
+    // session row if there is one (a statement cannot update a row twice), else on its own.
+    const settle = commit.settleSession ? this.settleChange(run, commit.settleSession) : undefined;
+    const riders: GuardedRider[] = [];
+    if (commit.message) riders.push(this.messageParts.afterGuard(commit.message, lockSession ? settle : undefined));
+    if (settle && !lockSession) riders.push(this.messageParts.sessionAfterGuard(run.owner.sessionId, settle));
+    // The conditional UPDATE, the other writes and the events in one statement: nothing without the update.
+    const tail = events.length > 0 ? this.eventParts.appendAfterGuard(run.owner, events) : undefined;
+    const { sql, params } = guardedStatement({ guard, riders, tail });
+    await this.uow.statement(async (m) => {
+      const rows = await queryRows(m, sql, params);
+      const matched = tail ? (await tail.complete(rows)) !== null : rows.length === 1;
+      if (!matched) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
     run.markSaved(events.length, taken.length);
   }
 
-  /** The session's next active run (this one is ending), written only when `guard` returned a row. */
-  private settleSessionCte(run: Run, now: Date): SqlCte {
-    const change = this.settleChange(run, now);
+  /** An ending run's change to its session row: `active_run_id` to the session's next active run. */
+  private settleChange(run: Run, now: Date): SessionRowChange {
     return {
-      params: [...change.params, run.owner.sessionId],
-      sql: (o) => `settle AS (UPDATE sessions SET ${change.set(o)} WHERE id = $${o + 4} AND EXISTS (SELECT 1 FROM guard))`,
-    };
-  }
-
-  settleChange(run: Run, now: Date): SessionRowChange {
-    return {
-      params: [run.owner.sessionId, run.id, now],
-      set: (o) => `last_active_at = $${o + 3}, active_run_id = (${firstActiveRunSql(`$${o + 1}::text`, `$${o + 2}::text`)})`,
+      render: (p) => {
+        const [session, ending, at] = p.add(run.owner.sessionId, run.id, now);
+        return { set: `last_active_at = ${at}, active_run_id = (${firstActiveRunSql(`${session}::text`, `${ending}::text`)})` };
+      },
     };
   }
 
@@ -172,8 +169,8 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async insert(run: Run): Promise<void> {
-    const { sql, params } = this.entitySql.insertCte('runs', runToRow(run) as Partial<RunOrmEntity>);
-    await this.uow.write({ ctes: { params, sql: (o) => `run_insert AS (${sql(o)})` } });
+    const insert = this.entitySql.insertPart('runs', runToRow(run) as Partial<RunOrmEntity>);
+    await this.uow.write({ ctes: (p) => `run_insert AS (${insert(p)})` });
     this.uow.afterCommit(() => run.markSaved());
   }
 

@@ -1,18 +1,6 @@
 import { SortOrder } from '../../../common/http/pagination';
-import { SqlCte } from '../../../common/database/sql';
-import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange } from './message';
-import type { BatchWrite } from '../../../common/database/unit-of-work';
+import { MessageProps, MessageStatus, NewMessage } from './message';
 import { ContentPart } from '../../agents/domain/model-provider';
-
-/** Options of `MessageRepository.appendWrite`. */
-export interface AppendWriteOptions {
-  expectedRevision?: number;
-  now: Date;
-  /** More changes to the session row (one statement cannot update it twice). */
-  session?: SessionRowChange;
-  /** An archived session takes no message: 409 `session_archived` (a run's input). */
-  refuseArchived?: boolean;
-}
 
 /**
  * Port: the session history. `append` runs inside the caller's transaction: it locks the
@@ -22,22 +10,14 @@ export interface AppendWriteOptions {
 export abstract class MessageRepository {
   abstract append(message: NewMessage, options?: { expectedRevision?: number; now?: Date }): Promise<MessageProps>;
   /**
-   * `append` as a write (`UnitOfWork.write`) that may share its statement with others, with
-   * `session`'s changes to the session row; it fails (and with it the statement) as `append`
-   * does, or when `session.where` does not hold.
+   * `append` of a run's input with its checks, as ONE statement (`UnitOfWork.write`: held for the
+   * closing statement inside a batch, under a savepoint in a transaction): an archived session
+   * takes no message (409 `session_archived`), a stale `expectedRevision` is 409 `session_conflict`.
    */
-  abstract appendWrite(message: NewMessage, options: AppendWriteOptions): BatchWrite;
+  abstract appendInput(message: NewMessage, options: { expectedRevision?: number; now: Date }): Promise<void>;
   /** A steered message taken over by another run than the one it was steered to (CONTRACT section 7: its `run_id` names the run that took it). */
   abstract reassign(id: string, runId: string): Promise<void>;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
-  /**
-   * `write` as CTEs of another statement that defines a CTE named `guard` (a run's versioned
-   * UPDATE): they write only when `guard` returns a row. An append takes the session's next slot
-   * (row lock on the session: the statement must have locked it before its `guard`, see
-   * RunRepository.save) and bumps its revision, as `append` does, with `session`'s assignments
-   * to that row (its condition is not used here: the guard decides).
-   */
-  abstract guardedWrite(write: MessageWrite, session?: SessionRowChange): SqlCte;
   abstract findById(id: string): Promise<MessageProps | null>;
   abstract list(sessionId: string, page: { after?: string; limit: number; order: SortOrder }): Promise<{ items: MessageProps[]; hasMore: boolean }>;
   /** The whole history of a session in order (model context). */

@@ -26,15 +26,3 @@ export type MessageWrite =
   | { kind: 'append'; message: NewMessage }
   | { kind: 'update'; id: string; changes: { status?: MessageStatus; content?: ContentPart[] } };
 
-/**
- * More changes to the session row that a message append updates anyway (one statement cannot
- * update a row twice): assignments `set` and a condition `where`, in SQL whose parameters
- * (`params`) are numbered from `$${offset + 1}`. `fail` explains an append whose `where` did not
- * hold (null: not this condition).
- */
-export interface SessionRowChange {
-  params: unknown[];
-  set(offset: number): string;
-  where?(offset: number): string;
-  fail?(): Promise<Error | null>;
-}

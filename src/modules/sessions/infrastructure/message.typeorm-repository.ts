@@ -1,12 +1,14 @@
 import { Injectable } from '@nestjs/common';
 import { toJsonb } from '../../../common/database/jsonb';
-import { queryRows, SqlCte } from '../../../common/database/sql';
+import { queryRows } from '../../../common/database/sql';
+import { GuardedRider, StatementParams } from '../../../common/database/statement';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
 import { ContentPart } from '../../agents/domain/model-provider';
-import { MessageProps, MessageStatus, MessageWrite, NewMessage, SessionRowChange } from '../domain/message';
-import { AppendWriteOptions, MessageRepository } from '../domain/message.repository';
+import { MessageProps, MessageStatus, MessageWrite, NewMessage } from '../domain/message';
+import { MessageRepository } from '../domain/message.repository';
+import { AppendPartOptions, MessageStatementParts, SessionRowChange } from './message-statement-parts';
 import { sessionArchived, sessionNotFound } from '../domain/session.errors';
 
 interface MessageRow {
@@ -49,19 +51,20 @@ function appendParams(m: NewMessage, now: Date): unknown[] {
 }
 
 /**
- * A message append as two CTEs (parameters `appendParams` from `$${o + 1}`): `msg_slot` takes the
+ * A message append as two CTEs (`ph`: the placeholders of `appendParams`): `msg_slot` takes the
  * session's next message slot and bumps its revision (and makes the assignments `set`, if any),
  * if `condition` holds; `msg_insert` inserts the message there, returning its `sequence`. No
  * slot, no row.
  */
-function appendCtes(o: number, condition: string, set?: string): string {
+function appendCtes(ph: string[], condition: string, set?: string): string {
+  const [session, now, id, tenant, subject, run, role, status, content, metadata] = ph;
   return `msg_slot AS (
-      UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = $${o + 2}${set ? `, ${set}` : ''}
-       WHERE id = $${o + 1} AND ${condition} RETURNING message_seq
+      UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = ${now}${set ? `, ${set}` : ''}
+       WHERE id = ${session} AND ${condition} RETURNING message_seq
     ),
     msg_insert AS (
       INSERT INTO messages (${COLUMNS})
-      SELECT $${o + 3}, $${o + 4}, $${o + 5}, $${o + 1}, $${o + 6}, $${o + 7}, $${o + 8}, msg_slot.message_seq, $${o + 9}::jsonb, $${o + 10}::jsonb, $${o + 2}, $${o + 2}
+      SELECT ${id}, ${tenant}, ${subject}, ${session}, ${run}, ${role}, ${status}, msg_slot.message_seq, ${content}::jsonb, ${metadata}::jsonb, ${now}, ${now}
         FROM msg_slot
       RETURNING sequence
     )`;
@@ -71,14 +74,15 @@ function updateParams(id: string, changes: { status?: MessageStatus; content?: C
   return [id, changes.status ?? null, changes.content ? toJsonb(changes.content) : null];
 }
 
-/** A message update (parameters `updateParams` from `$${o + 1}`), if `condition` holds. */
-function updateSql(o: number, condition: string): string {
-  return `UPDATE messages SET status = COALESCE($${o + 2}, status), content = COALESCE($${o + 3}::jsonb, content), updated_at = now()
-           WHERE id = $${o + 1} AND ${condition}`;
+/** A message update (`ph`: the placeholders of `updateParams`), if `condition` holds. */
+function updateSql(ph: string[], condition: string): string {
+  const [id, status, content] = ph;
+  return `UPDATE messages SET status = COALESCE(${status}, status), content = COALESCE(${content}::jsonb, content), updated_at = now()
+           WHERE id = ${id} AND ${condition}`;
 }
 
 @Injectable()
-export class MessageTypeormRepository extends MessageRepository {
+export class MessageTypeormRepository extends MessageRepository implements MessageStatementParts {
   constructor(private readonly uow: UnitOfWork) {
     super();
   }
@@ -87,31 +91,33 @@ export class MessageTypeormRepository extends MessageRepository {
     const now = options.now ?? new Date();
     // One statement: take the session's next message slot (bumping its revision, optionally
     // only at the expected revision) and insert the message there. No slot, no row.
-    const params = appendParams(m, now);
-    const r = params.length + 1;
+    const p = new StatementParams();
+    const ph = p.add(...appendParams(m, now));
+    const [r] = p.add(options.expectedRevision ?? null);
     const inserted = await queryRows<{ sequence: number | string }>(
       this.uow.manager,
-      `WITH ${appendCtes(0, `($${r}::int IS NULL OR revision = $${r})`)} SELECT sequence FROM msg_insert`,
-      [...params, options.expectedRevision ?? null],
+      `WITH ${appendCtes(ph, `(${r}::int IS NULL OR revision = ${r})`)} SELECT sequence FROM msg_insert`,
+      p.values,
     );
     if (inserted.length === 0) throw await this.appendFailure(m.sessionId, options.expectedRevision);
     const sequence = Number(inserted[0].sequence);
     return { ...m, sequence, createdAt: now, updatedAt: now };
   }
 
-  appendWrite(m: NewMessage, options: AppendWriteOptions): BatchWrite {
-    const params = [...appendParams(m, options.now), options.expectedRevision ?? null];
-    const r = params.length;
+  async appendInput(m: NewMessage, options: { expectedRevision?: number; now: Date }): Promise<void> {
+    await this.uow.write(this.appendWrite(m, { ...options, refuseArchived: true }));
+  }
+
+  appendWrite(m: NewMessage, options: AppendPartOptions): BatchWrite {
     const extra = options.session;
     return {
-      ctes: {
-        params: [...params, ...(extra?.params ?? [])],
-        sql: (o) => {
-          const rev = `$${o + r}`;
-          const archived = options.refuseArchived ? ` AND status <> 'archived'` : '';
-          const condition = `(${rev}::int IS NULL OR revision = ${rev})${archived}${extra?.where ? ` AND ${extra.where(o + r)}` : ''}`;
-          return appendCtes(o, condition, extra?.set(o + r));
-        },
+      ctes: (p) => {
+        const ph = p.add(...appendParams(m, options.now));
+        const [rev] = p.add(options.expectedRevision ?? null);
+        const own = extra?.render(p);
+        const archived = options.refuseArchived ? ` AND status <> 'archived'` : '';
+        const condition = `(${rev}::int IS NULL OR revision = ${rev})${archived}${own?.where ? ` AND ${own.where}` : ''}`;
+        return appendCtes(ph, condition, own?.set);
       },
       expect: 'EXISTS (SELECT 1 FROM msg_insert)',
       fail: () => this.appendFailure(m.sessionId, options.expectedRevision, extra, options.refuseArchived),
@@ -139,18 +145,28 @@ export class MessageTypeormRepository extends MessageRepository {
   }
 
   async update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void> {
-    await this.uow.manager.query(updateSql(0, 'TRUE'), updateParams(id, changes));
+    const p = new StatementParams();
+    await this.uow.manager.query(updateSql(p.add(...updateParams(id, changes)), 'TRUE'), p.values);
   }
 
-  guardedWrite(write: MessageWrite, session?: SessionRowChange): SqlCte {
-    const onGuard = 'EXISTS (SELECT 1 FROM guard)';
+  afterGuard(write: MessageWrite, session?: SessionRowChange): GuardedRider {
     if (write.kind === 'update') {
       if (session) throw new Error('a message update does not write the session row');
-      return { params: updateParams(write.id, write.changes), sql: (o) => `msg_update AS (${updateSql(o, onGuard)})` };
+      return (p, guard) => `msg_update AS (${updateSql(p.add(...updateParams(write.id, write.changes)), guard.matched)})`;
     }
-    const params = appendParams(write.message, new Date());
-    const n = params.length;
-    return { params: [...params, ...(session?.params ?? [])], sql: (o) => appendCtes(o, onGuard, session?.set(o + n)) };
+    const now = new Date();
+    return (p, guard) => {
+      const ph = p.add(...appendParams(write.message, now));
+      return appendCtes(ph, guard.matched, session?.render(p).set);
+    };
+  }
+
+  sessionAfterGuard(sessionId: string, session: SessionRowChange): GuardedRider {
+    return (p, guard) => {
+      const { set } = session.render(p);
+      const [id] = p.add(sessionId);
+      return `settle AS (UPDATE sessions SET ${set} WHERE id = ${id} AND ${guard.matched})`;
+    };
   }
 
   async findById(id: string): Promise<MessageProps | null> {

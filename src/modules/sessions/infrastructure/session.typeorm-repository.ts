@@ -24,8 +24,8 @@ export class SessionTypeormRepository extends SessionRepository {
 
   /** One write (`UnitOfWork.write`): joins the caller's batch or transaction. */
   async insert(session: Session): Promise<void> {
-    const { sql, params } = this.sql.insertCte('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
-    await this.uow.write({ ctes: { params, sql: (o) => `session_insert AS (${sql(o)})` } });
+    const insert = this.sql.insertPart('sessions', { ...sessionToRow(session), activeRunId: null, messageSeq: 0 });
+    await this.uow.write({ ctes: (p) => `session_insert AS (${insert(p)})` });
   }
 
   async save(session: Session): Promise<void> {

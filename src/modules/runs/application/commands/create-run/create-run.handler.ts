@@ -90,9 +90,8 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     // record): the input message appended (the session row locked, its revision checked), the
     // run inserted, the session's active run set. A failed check writes none of it.
     await this.uow.batch(async () => {
-      const inserted = this.runs.insertWrites(run, { now, reject: mode === 'reject', sessionDefault: mode === 'default' });
-      const message = this.messages.appendWrite(
-        {
+      await this.runs.insertWithInput(run, {
+        message: {
           id: userMessageId,
           tenantId: session.tenantId,
           subjectId: session.subjectId,
@@ -103,9 +102,11 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
           content: input.content,
           metadata: {},
         },
-        { expectedRevision: input.expectedRevision, now, session: inserted.session, refuseArchived: true },
-      );
-      await this.uow.write(message, inserted.run);
+        expectedRevision: input.expectedRevision,
+        now,
+        reject: mode === 'reject',
+        sessionDefault: mode === 'default',
+      });
       this.uow.afterCommit(() => this.signals.workAvailable());
     });
     return { run: run.snapshot(), userMessageId, steered: false };
@@ -137,11 +138,9 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       return this.insert(session, input, config, now, 'enqueue');
     }
     const userMessageId = newId('msg');
-    await this.uow.write(
-      this.messages.appendWrite(
-        { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content: input.content, metadata: {} },
-        { expectedRevision: input.expectedRevision, now, refuseArchived: true },
-      ),
+    await this.messages.appendInput(
+      { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content: input.content, metadata: {} },
+      { expectedRevision: input.expectedRevision, now },
     );
     const steered: SteeredInput = { message_id: userMessageId, accepted_at: now.toISOString(), model: config.model, limits: config.limits, metadata: config.metadata };
     if (!(await this.runs.steer(activeId, steered))) throw new Error(`the active run ${activeId} of a locked session is not active`);
