@@ -16,7 +16,8 @@ interface TxContext {
 /**
  * A write that can be one of several in a single statement (`UnitOfWork.write`): CTE definitions
  * (`name AS (...)`, comma-separated; names unique in the statement) as a StatementPart (it takes
- * its placeholders from the statement) or an SqlCte (parameters numbered from `$${offset + 1}`),
+ * its placeholders from the statement; every module's writes use it) or the low-level SqlCte
+ * (parameters numbered from `$${offset + 1}`),
  * and optionally a condition over them that must hold once they ran (SQL, no
  * parameters). If it does not, the statement is aborted (none of its writes is kept) and the
  * error `fail()` gives is thrown (it may read the database to describe the conflict).

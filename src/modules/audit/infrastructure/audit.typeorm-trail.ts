@@ -157,17 +157,16 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
   }
 
   private outboxInsert(records: NewAuditRecord[]): BatchWrite {
+    const tenants = records.map((r) => r.tenantId);
+    // toJsonb: every field, not only data, may carry what a request sent (a path id with U+0000).
+    const rows = records.map((r) => toJsonb({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} }));
     return {
-      ctes: {
-        params: [
-          records.map((r) => r.tenantId),
-          // toJsonb: every field, not only data, may carry what a request sent (a path id with U+0000).
-          records.map((r) => toJsonb({ ...r, occurredAt: (r.occurredAt ?? new Date()).toISOString(), data: jsonSafe(r.data ?? {}) ?? {} })),
-        ],
-        sql: (o) => `audit_enqueue AS (
+      ctes: (p) => {
+        const [t, r] = p.add(tenants, rows);
+        return `audit_enqueue AS (
           INSERT INTO audit_outbox (tenant_id, record)
-          SELECT t, r FROM unnest($${o + 1}::text[], $${o + 2}::jsonb[]) WITH ORDINALITY AS u(t, r, n) ORDER BY n
-        )`,
+          SELECT t, r FROM unnest(${t}::text[], ${r}::jsonb[]) WITH ORDINALITY AS u(t, r, n) ORDER BY n
+        )`;
       },
     };
   }

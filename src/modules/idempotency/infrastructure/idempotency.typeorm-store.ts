@@ -75,14 +75,14 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
 
   insertCompleted(s: IdempotencyScope, fingerprint: string, r: StoredResponse, ttlMs: number): BatchWrite {
     return {
-      ctes: {
-        params: [s.tenantId, s.subjectId, s.scope, s.key, fingerprint, r.status, r.body, toJsonb(r.headers), String(ttlMs)],
-        sql: (o) => `idem_insert AS (
+      ctes: (p) => {
+        const [tenant, subject, scope, key, fp, status, body, headers, ttl] = p.add(s.tenantId, s.subjectId, s.scope, s.key, fingerprint, r.status, r.body, toJsonb(r.headers), String(ttlMs));
+        return `idem_insert AS (
           INSERT INTO idempotency_records (tenant_id, subject_id, scope, idem_key, fingerprint, state, response_status, response_body, response_headers, locked_until, expires_at)
-          VALUES ($${o + 1}, $${o + 2}, $${o + 3}, $${o + 4}, $${o + 5}, 'completed', $${o + 6}, $${o + 7}, $${o + 8}::jsonb, now(), now() + ($${o + 9} || ' milliseconds')::interval)
+          VALUES (${tenant}, ${subject}, ${scope}, ${key}, ${fp}, 'completed', ${status}, ${body}, ${headers}::jsonb, now(), now() + (${ttl} || ' milliseconds')::interval)
           ON CONFLICT (tenant_id, subject_id, scope, idem_key) DO NOTHING
           RETURNING id
-        )`,
+        )`;
       },
       expect: 'EXISTS (SELECT 1 FROM idem_insert)',
       checkFirst: true,
@@ -92,14 +92,14 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
 
   completion(recordId: string, r: StoredResponse, state: 'completed' | 'committed', lockMs = 0): BatchWrite {
     return {
-      ctes: {
-        params: [recordId, state, r.status, r.body, toJsonb(r.headers), String(lockMs)],
-        sql: (o) => `idem_complete AS (
+      ctes: (p) => {
+        const [id, st, status, body, headers, lock] = p.add(recordId, state, r.status, r.body, toJsonb(r.headers), String(lockMs));
+        return `idem_complete AS (
           UPDATE idempotency_records
-             SET state = $${o + 2}, response_status = $${o + 3}, response_body = $${o + 4}, response_headers = $${o + 5}::jsonb,
-                 locked_until = now() + ($${o + 6} || ' milliseconds')::interval
-           WHERE id = $${o + 1}
-        )`,
+             SET state = ${st}, response_status = ${status}, response_body = ${body}, response_headers = ${headers}::jsonb,
+                 locked_until = now() + (${lock} || ' milliseconds')::interval
+           WHERE id = ${id}
+        )`;
       },
     };
   }
