@@ -24,6 +24,7 @@ import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OpsModule } from './modules/ops/ops.module';
 import { RunsModule } from './modules/runs/runs.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -46,6 +47,7 @@ export class AppModule {
         AttachmentsModule,
         AuditModule,
         CompatAgUiModule,
+        WebhooksModule,
         OpsModule,
         CompatOpenAiModule,
       ],

@@ -42,6 +42,9 @@ export class Metrics {
   private readonly httpErrors: Counter<'status' | 'code'>;
   private readonly rateLimited: Counter<'route'>;
   private readonly idempotencyReplays: Counter<'route'>;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookFailures: Counter;
+  private readonly webhookLatency: Histogram<'outcome'>;
   private readonly outboxes = new Map<OutboxName, { source: ScrapeSource<OutboxBacklog>; at: number; last: OutboxBacklog | null; read: Promise<OutboxBacklog | null> }>();
   private openStreams: ScrapeSource<number> = () => 0;
   private runsByStatus: ScrapeSource<Record<string, number>> = () => null;
@@ -54,6 +57,24 @@ export class Metrics {
       help: 'HTTP request duration (SSE streams excluded), by method, route template and status',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.webhookAttempts = new Counter({
+      name: 'agent_api_webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this node, by outcome (delivered, http_error, timeout, network, too_large, not_allowed)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.webhookFailures = new Counter({
+      name: 'agent_api_webhook_deliveries_failed_total',
+      help: 'Webhook deliveries this node gave up on (status failed: retries exhausted or not deliverable)',
+      registers: [this.registry],
+    });
+    this.webhookLatency = new Histogram({
+      name: 'agent_api_webhook_attempt_duration_seconds',
+      help: 'Duration of webhook delivery attempts (request sent to response read), by outcome',
+      labelNames: ['outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
     this.eventsAppended = new Counter({
@@ -235,6 +256,15 @@ export class Metrics {
 
   recordModelCall(model: string, outcome: string, seconds: number): void {
     this.modelCall.observe({ model, outcome }, seconds);
+  }
+
+  recordWebhookAttempt(outcome: string, seconds: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookLatency.observe({ outcome }, seconds);
+  }
+
+  recordWebhookFailed(): void {
+    this.webhookFailures.inc();
   }
 
   recordToolCall(tool: string, ok: boolean, seconds: number): void {

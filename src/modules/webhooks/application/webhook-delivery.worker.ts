@@ -1,0 +1,151 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { AppConfig } from '../../../common/config/app-config';
+import { Metrics } from '../../../common/metrics/metrics';
+import { OutboundError, OutboundHttpClient } from '../../../common/outbound/outbound-http';
+import { nextRetryAt } from '../domain/webhook-events';
+import { signWebhook, WebhookSecretBox } from '../domain/webhook-signature';
+import { ClaimedDelivery, WebhookStore } from '../infrastructure/webhook-store';
+import { WebhookPayloads } from './webhook-payloads';
+
+const POLL_MS = 250;
+const BATCH = 16;
+/** Per attempt (CONTRACT section 14). */
+export const WEBHOOK_TIMEOUT_MS = 10_000;
+/** A claimed attempt not recorded by then is presumed dead (its node crashed) and tried again. */
+const LEASE_MS = 60_000;
+/** What is kept of a response body. */
+const EXCERPT_CHARS = 256;
+/** Receivers answer with small bodies; anything larger is cut off (and only the excerpt is kept). */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Delivers pending webhook deliveries, on every node: claims due rows with `FOR UPDATE SKIP LOCKED`
+ * (one statement, which also counts the attempt and leases the row), POSTs each through the
+ * guarded outbound client, signed per Standard Webhooks (the same `webhook-id` on every attempt,
+ * a fresh timestamp and signature), then records the outcome: `delivered` on 2xx, else the next
+ * attempt after an exponential backoff with jitter, or `failed` once the retry window is over.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('WebhookDeliveryWorker');
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly store: WebhookStore,
+    private readonly payloads: WebhookPayloads,
+    private readonly box: WebhookSecretBox,
+    private readonly http: OutboundHttpClient,
+    private readonly config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.metrics?.setOutboxSource('webhooks', () =>
+      this.store.backlog().catch((err: Error) => {
+        this.logger.warn(`metrics: webhook backlog not refreshed: ${err.message}`);
+        return null;
+      }),
+    );
+    if (this.config.workerEnabled) this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.stop.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let claimed = 0;
+      try {
+        claimed = await this.deliverDue();
+      } catch (err) {
+        if (this.running) this.logger.error(`webhook delivery round failed: ${(err as Error).message}`);
+      }
+      if (claimed < BATCH && this.running) await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, POLL_MS);
+      timer.unref();
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wake = null;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /** One round: claims what is due and attempts it; returns how many were claimed. */
+  async deliverDue(): Promise<number> {
+    const claimed = await this.store.claimDue(BATCH, LEASE_MS);
+    await Promise.all(claimed.map((c) => this.attempt(c)));
+    return claimed.length;
+  }
+
+  private async attempt({ delivery: d, endpoint }: ClaimedDelivery): Promise<void> {
+    const fail = async (error: string) => {
+      await this.store.recordAttempt(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null });
+      this.metrics?.recordWebhookFailed();
+    };
+    if (!endpoint) return; // deleted: the row went with it (ON DELETE CASCADE)
+    if (!endpoint.enabled) return fail('endpoint_disabled');
+    let body: string | null;
+    try {
+      body = await this.payloads.render(d);
+    } catch (err) {
+      this.logger.warn(`webhook ${d.id}: payload not rendered, will retry: ${(err as Error).message}`);
+      return this.retryOrFail(d, null, 'render_failed', null);
+    }
+    if (body === null) return fail('object_gone');
+    const secret = this.box.open(endpoint.sealedSecret);
+    const headers = { 'content-type': 'application/json', 'user-agent': 'agent-api-webhooks', ...signWebhook(secret, d.id, Math.floor(Date.now() / 1000), body) };
+    const started = performance.now();
+    try {
+      const res = await this.http.request({
+        url: endpoint.url,
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs: WEBHOOK_TIMEOUT_MS,
+        signal: this.stop.signal,
+        maxBodyBytes: MAX_RESPONSE_BYTES,
+      });
+      const excerpt = res.body.subarray(0, EXCERPT_CHARS * 4).toString('utf8').slice(0, EXCERPT_CHARS);
+      const ok = res.status >= 200 && res.status < 300;
+      this.metrics?.recordWebhookAttempt(ok ? 'delivered' : 'http_error', res.durationMs / 1000);
+      if (ok) {
+        await this.store.recordAttempt(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null });
+      } else {
+        await this.retryOrFail(d, res.status, `http_${res.status}`, excerpt);
+      }
+    } catch (err) {
+      if (!(err instanceof OutboundError)) throw err;
+      if (err.kind === 'aborted') return; // shutting down: the lease runs out and another attempt follows
+      this.metrics?.recordWebhookAttempt(err.kind, (performance.now() - started) / 1000);
+      if (err.kind === 'not_allowed') return fail('url_not_allowed');
+      await this.retryOrFail(d, null, err.kind, null);
+    }
+  }
+
+  private async retryOrFail(d: ClaimedDelivery['delivery'], responseStatus: number | null, error: string, excerpt: string | null): Promise<void> {
+    const next = nextRetryAt(d.attempts, d.createdAt, new Date(), this.config.webhookRetryBaseMs, this.config.webhookRetryWindowMs);
+    await this.store.recordAttempt(d.id, d.attempts, { status: next ? 'pending' : 'failed', responseStatus, error, excerpt, nextAttemptAt: next });
+    if (!next) this.metrics?.recordWebhookFailed();
+  }
+}
