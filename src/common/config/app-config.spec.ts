@@ -197,14 +197,21 @@ describe('loadConfig', () => {
     const PG = 'postgres://agent_api@db:5432/app';
 
     it('reads DATABASE_OWNER_URL (migrations only) and AUDIT_HMAC_KEY', () => {
-      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, NODE_ENV: 'production' });
+      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, WEBHOOK_SECRET_KEY: 'w'.repeat(32), NODE_ENV: 'production' });
       expect(c).toMatchObject({ databaseUrl: PG, databaseOwnerUrl: 'postgres://owner@db:5432/app', auditHmacKey: 'k'.repeat(32), production: true });
       expect(loadConfig({})).toMatchObject({ databaseOwnerUrl: null, auditHmacKey: null, production: false });
     });
 
     it('requires AUDIT_HMAC_KEY in production with DATABASE_URL, saying why and how to make one', () => {
       const problems = problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG });
-      expect(problems).toEqual([expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)')]);
+      expect(problems).toEqual([
+        expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('WEBHOOK_SECRET_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+      ]);
+      expect(problems[1]).toContain('openssl rand -base64 32');
+      expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), WEBHOOK_SECRET_KEY: 'short' })).toEqual([
+        expect.stringContaining('WEBHOOK_SECRET_KEY must be at least 32 characters'),
+      ]);
       expect(problems[0]).toContain('openssl rand -base64 32');
       // The embedded database keeps its generated key (in DATA_DIR); outside production a generated one is used with a warning.
       expect(() => loadConfig({ NODE_ENV: 'production' })).not.toThrow();
