@@ -3,6 +3,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse,
 import { AdminOnly, CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
+import { ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { ListQueryDto, listPage } from '../../../common/http/pagination';
 import { WebhookEndpoints } from '../application/webhook-endpoints.service';
 import {
@@ -34,6 +35,12 @@ export class WebhooksController {
     summary: 'Create a webhook endpoint',
     description: `Admin only. The tenant's runs and attachments notify \`url\` of the subscribed \`events\`. The answer holds the signing \`secret\`, shown only here (and by rotate_secret). ${SIGNING}`,
   })
+  @ApiJsonBody(CreateWebhookRequestDto, {
+    runs: {
+      summary: 'Finished runs and runs that need a human',
+      value: { url: 'http://localhost:8080/webhooks', events: ['run.completed', 'run.failed', 'run.requires_action'], description: 'support desk' },
+    },
+  })
   @ApiCreatedResponse({ type: WebhookWithSecretResponseDto })
   @ApiErrors('forbidden', 'invalid_request')
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateWebhookRequestDto): Promise<WebhookWithSecretResponseDto> {
@@ -61,6 +68,9 @@ export class WebhooksController {
   @Post(':id')
   @HttpCode(200)
   @ApiOperation({ summary: 'Update a webhook endpoint', description: 'Only the fields given change.' })
+  @ApiJsonBody(UpdateWebhookRequestDto, {
+    events: { summary: 'Subscribe to attachments too', value: { events: ['run.completed', 'run.failed', 'run.requires_action', 'attachment.ready', 'attachment.rejected'] } },
+  })
   @ApiOkResponse({ type: WebhookResponseDto })
   @ApiErrors('forbidden', 'invalid_request', 'not_found')
   async update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: UpdateWebhookRequestDto): Promise<WebhookResponseDto> {
