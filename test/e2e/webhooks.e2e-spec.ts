@@ -33,7 +33,7 @@ async function upload(t: TestApp, key: string, bytes: string, filename: string) 
   form.append('file', new Blob([Buffer.from(bytes)], { type: 'text/plain' }), filename);
   const res = await fetch(`${t.url}/v1/attachments`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'idempotency-key': `up-${Math.random()}` }, body: form });
   expect(res.status).toBe(202);
-  return (await res.json()).id as string;
+  return ((await res.json()) as { id: string }).id;
 }
 
 describe('webhooks (e2e, a real receiver verifying every delivery with standardwebhooks)', () => {

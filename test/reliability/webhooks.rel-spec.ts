@@ -1,0 +1,78 @@
+import { WebhookReceiver } from '../helpers/webhook-receiver';
+import { ADMIN_KEY, createSession, freePort, freshDatabase, NodeProcess, requirePostgres, script, startNode, startRun, tempDir, until, waitForRunStatus } from './rel-helpers';
+
+/**
+ * Webhooks across processes (issue 20): `kill -9` of the node after the run committed and before
+ * its delivery succeeded loses nothing (another node delivers it), and two nodes on one database
+ * deliver each event once (no duplicate webhook-id) - every delivery verified with standardwebhooks.
+ */
+describe('webhooks: crash between commit and delivery, and two nodes', () => {
+  const dirs = [tempDir(), tempDir(), tempDir()];
+  let db: Awaited<ReturnType<typeof freshDatabase>> = null;
+  const nodes: NodeProcess[] = [];
+  const env = { WEBHOOK_RETRY_BASE_MS: '200' };
+
+  beforeAll(async () => {
+    requirePostgres();
+    db = await freshDatabase();
+  });
+  afterAll(async () => {
+    for (const n of nodes) await n.kill9();
+    await db?.drop();
+    for (const d of dirs) d.remove();
+  });
+
+  it('kill -9 after the commit, receiver down: the event is delivered by the next node once the receiver is back', async () => {
+    const a = await startNode({ name: 'wh-a', dataDir: dirs[0].path, databaseUrl: db!.url, env });
+    nodes.push(a);
+    const port = await freePort();
+    const receiver = new WebhookReceiver();
+    const w = await a.call('POST', '/v1/webhooks', { url: `http://127.0.0.1:${port}/hook`, events: ['run.completed'] }, {}, ADMIN_KEY);
+    expect(w.status).toBe(201);
+    receiver.secret = w.body.secret;
+    const sid = await createSession(a);
+    const r = await startRun(a, sid, script([{ text: 'before the crash' }]));
+    await waitForRunStatus(a, r.body.run_id, (x) => x.status === 'completed');
+    await until('a failed attempt', 10_000, async () => {
+      const log = await a.call('GET', `/v1/webhooks/${w.body.id}/deliveries`, undefined, {}, ADMIN_KEY);
+      return log.body.data[0]?.attempts >= 1 ? true : undefined;
+    });
+    await a.kill9();
+    await receiver.start(port);
+    try {
+      const b = await startNode({ name: 'wh-b', dataDir: dirs[1].path, databaseUrl: db!.url, env });
+      nodes.push(b);
+      const got = await receiver.waitFor('run.completed', r.body.run_id, undefined, 30_000);
+      expect(got.filter((x) => x.status === 200)).toHaveLength(1);
+      expect(receiver.invalid).toEqual([]);
+    } finally {
+      await receiver.stop();
+    }
+  }, 180_000);
+
+  it('two nodes deliver each event once', async () => {
+    const live = nodes.filter((n) => n.isRunning());
+    const c = await startNode({ name: 'wh-c', dataDir: dirs[2].path, databaseUrl: db!.url, env });
+    nodes.push(c);
+    const [b] = live;
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const w = await b.call('POST', '/v1/webhooks', { url: receiver.url, events: ['run.completed'] }, {}, ADMIN_KEY);
+      receiver.secret = w.body.secret;
+      const runs: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const n = i % 2 ? b : c;
+        const sid = await createSession(n);
+        runs.push((await startRun(n, sid, script([{ text: `run ${i}` }]))).body.run_id);
+      }
+      for (const id of runs) await receiver.waitFor('run.completed', id, undefined, 30_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      const ids = receiver.received.map((x) => x.webhookId);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toHaveLength(runs.length);
+      expect(receiver.invalid).toEqual([]);
+    } finally {
+      await receiver.stop();
+    }
+  }, 180_000);
+});
