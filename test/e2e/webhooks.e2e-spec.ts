@@ -234,7 +234,13 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
     }
   }, 60_000);
 
-  it('every delivery verified; the other tenant heard nothing of tenant A', () => {
+  it('every delivery verified; the other tenant heard nothing of tenant A; attempts, failures and the backlog are metrics', async () => {
+    const metrics = await (await fetch(`${t.url}/metrics`)).text();
+    expect(metrics).toMatch(/agent_api_webhook_attempts_total\{outcome="delivered"\} [1-9]/);
+    expect(metrics).toMatch(/agent_api_webhook_attempts_total\{outcome="http_error"\} [1-9]/);
+    expect(metrics).toMatch(/agent_api_webhook_attempts_total\{outcome="network"\} [1-9]/);
+    expect(metrics).toMatch(/agent_api_webhook_attempt_duration_seconds_count\{outcome="delivered"\} [1-9]/);
+    expect(metrics).toMatch(/agent_api_outbox_backlog\{outbox="webhooks"\} \d+/);
     expect(main.invalid).toEqual([]);
     expect(main.received.length).toBeGreaterThanOrEqual(9);
     expect(main.received.every((r) => r.payload.tenant_id === 'tenant_a')).toBe(true);
