@@ -11,6 +11,7 @@ import { AuditRunEventsTrigger1764497200000 } from './1764497200000-audit-run-ev
 import { UnitOfWorkAbort1764497300000 } from './1764497300000-unit-of-work-abort';
 import { AuditKeyedChain1764497400000 } from './1764497400000-audit-keyed-chain';
 import { Steering1764497650000 } from './1764497650000-steering';
+import { IntegrationEvents1764497700000 } from './1764497700000-integration-events';
 import { Webhooks1764497800000 } from './1764497800000-webhooks';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
@@ -30,5 +31,6 @@ export const MIGRATIONS = [
   UnitOfWorkAbort1764497300000,
   AuditKeyedChain1764497400000,
   Steering1764497650000,
+  IntegrationEvents1764497700000,
   Webhooks1764497800000,
 ];

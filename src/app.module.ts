@@ -5,6 +5,7 @@ import { ApiKeysService } from './common/auth/api-keys.service';
 import { AuthGuard } from './common/auth/auth.guard';
 import { AppConfig } from './common/config/app-config';
 import { OutboundModule } from './common/outbound/outbound.module';
+import { OutboxModule } from './common/outbox/outbox.module';
 import { ConfigModule } from './common/config/config.module';
 import { DatabaseModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
@@ -37,6 +38,7 @@ export class AppModule {
         OutboundModule,
         SharedRedisModule,
         DatabaseModule,
+        OutboxModule,
         CqrsModule.forRoot(),
         IdempotencyModule,
         AgentsModule,

@@ -10,8 +10,8 @@ export interface OutboxBacklog {
   oldestAgeSeconds: number;
 }
 
-/** Outboxes whose backlog is exported; `webhooks` is the place for the webhook deliveries (section 14) once they exist. */
-export type OutboxName = 'audit' | 'webhooks';
+/** Outboxes whose backlog is exported: audit records, integration events not yet taken, pending webhook deliveries. */
+export type OutboxName = 'audit' | 'integration_events' | 'webhooks';
 
 /** A backlog source is queried at most once per this (several scrapers, one cheap query). */
 export const OUTBOX_SCRAPE_MIN_INTERVAL_MS = 5_000;
@@ -191,7 +191,7 @@ export class Metrics {
     };
     new Gauge({
       name: 'agent_api_outbox_backlog',
-      help: 'Rows waiting in an outbox (audit: run-event and request records not yet chained), read at scrape time by a bounded query at most every 5 s',
+      help: 'Rows waiting in an outbox (audit: run-event and request records not yet chained; integration_events: run and attachment changes not yet fanned out to webhook deliveries; webhooks: deliveries pending), read at scrape time by a bounded query at most every 5 s',
       labelNames: ['outbox'],
       registers: [this.registry],
       async collect() {

@@ -1,11 +1,20 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { CommandBus, QueryBus } from '@nestjs/cqrs';
 import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
-import { ApiJsonBody } from '../../../common/http/api-docs.decorators';
+import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { ListQueryDto, listPage } from '../../../common/http/pagination';
-import { WebhookEndpoints } from '../application/webhook-endpoints.service';
+import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
+import { CreateWebhookCommand } from '../application/commands/create-webhook/create-webhook.command';
+import { DeleteWebhookCommand } from '../application/commands/delete-webhook/delete-webhook.command';
+import { RotateWebhookSecretCommand } from '../application/commands/rotate-webhook-secret/rotate-webhook-secret.command';
+import { UpdateWebhookCommand } from '../application/commands/update-webhook/update-webhook.command';
+import { GetWebhookQuery } from '../application/queries/get-webhook/get-webhook.query';
+import { ListWebhookDeliveriesQuery } from '../application/queries/list-webhook-deliveries/list-webhook-deliveries.query';
+import { ListWebhooksQuery } from '../application/queries/list-webhooks/list-webhooks.query';
 import {
   CreateWebhookRequestDto,
   toDeliveryResponse,
@@ -28,13 +37,18 @@ const SIGNING =
 @AdminOnly()
 @Controller('v1/webhooks')
 export class WebhooksController {
-  constructor(private readonly endpoints: WebhookEndpoints) {}
+  constructor(
+    private readonly commands: CommandBus,
+    private readonly queries: QueryBus,
+    private readonly idempotent: IdempotentExecutor,
+  ) {}
 
   @Post()
   @ApiOperation({
     summary: 'Create a webhook endpoint',
-    description: `Admin only. The tenant's runs and attachments notify \`url\` of the subscribed \`events\`. The answer holds the signing \`secret\`, shown only here (and by rotate_secret). ${SIGNING}`,
+    description: `Admin only. The tenant's runs and attachments notify \`url\` of the subscribed \`events\`. The answer holds the signing \`secret\`, shown only here (and by rotate_secret; a retry with the same Idempotency-Key gets the stored answer). ${SIGNING}`,
   })
+  @ApiIdempotencyKey(false)
   @ApiJsonBody(CreateWebhookRequestDto, {
     runs: {
       summary: 'Finished runs and runs that need a human',
@@ -43,9 +57,12 @@ export class WebhooksController {
   })
   @ApiCreatedResponse({ type: WebhookWithSecretResponseDto })
   @ApiErrors('forbidden', 'invalid_request')
-  async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateWebhookRequestDto): Promise<WebhookWithSecretResponseDto> {
-    const { endpoint, secret } = await this.endpoints.create(p, dto);
-    return { ...toWebhookResponse(endpoint), secret };
+  async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateWebhookRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const { endpoint, secret } = await this.commands.execute(new CreateWebhookCommand(p, dto.url, dto.events, dto.description ?? null));
+      const body: WebhookWithSecretResponseDto = { ...toWebhookResponse(endpoint), secret };
+      return { status: 201, body };
+    });
   }
 
   @Get()
@@ -53,7 +70,7 @@ export class WebhooksController {
   @ApiOkResponse({ type: WebhookListResponseDto })
   @ApiErrors('forbidden', 'invalid_request')
   async list(@CurrentPrincipal() p: Principal, @Query() q: ListQueryDto): Promise<WebhookListResponseDto> {
-    const { items, hasMore } = await this.endpoints.list(p, q.after, q.limit ?? 20);
+    const { items, hasMore } = await this.queries.execute(new ListWebhooksQuery(p, { after: q.after, limit: q.limit ?? 20 }));
     return listPage(items.map(toWebhookResponse), hasMore);
   }
 
@@ -62,19 +79,28 @@ export class WebhooksController {
   @ApiOkResponse({ type: WebhookResponseDto })
   @ApiErrors('forbidden', 'not_found')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<WebhookResponseDto> {
-    return toWebhookResponse(await this.endpoints.get(p, id));
+    return toWebhookResponse(await this.queries.execute(new GetWebhookQuery(p, id)));
   }
 
   @Post(':id')
-  @HttpCode(200)
   @ApiOperation({ summary: 'Update a webhook endpoint', description: 'Only the fields given change.' })
+  @ApiIdempotencyKey(false)
   @ApiJsonBody(UpdateWebhookRequestDto, {
     events: { summary: 'Subscribe to attachments too', value: { events: ['run.completed', 'run.failed', 'run.requires_action', 'attachment.ready', 'attachment.rejected'] } },
   })
   @ApiOkResponse({ type: WebhookResponseDto })
   @ApiErrors('forbidden', 'invalid_request', 'not_found')
-  async update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: UpdateWebhookRequestDto): Promise<WebhookResponseDto> {
-    return toWebhookResponse(await this.endpoints.update(p, id, dto));
+  async update(
+    @CurrentPrincipal() p: Principal,
+    @Param('id') id: string,
+    @Body() dto: UpdateWebhookRequestDto,
+    @Req() req: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const e = await this.commands.execute(new UpdateWebhookCommand(p, id, { url: dto.url, events: dto.events, description: dto.description, enabled: dto.enabled }));
+      return { status: 200, body: toWebhookResponse(e) };
+    });
   }
 
   @Delete(':id')
@@ -83,17 +109,23 @@ export class WebhooksController {
   @ApiNoContentResponse()
   @ApiErrors('forbidden', 'not_found')
   async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
-    await this.endpoints.remove(p, id);
+    await this.commands.execute(new DeleteWebhookCommand(p, id));
   }
 
   @Post(':id/rotate_secret')
-  @HttpCode(200)
-  @ApiOperation({ summary: 'Rotate the signing secret', description: 'The answer holds the new secret (shown only here); attempts from now on are signed with it.' })
+  @ApiOperation({
+    summary: 'Rotate the signing secret',
+    description: 'The answer holds the new secret (shown only here, and to a retry with the same Idempotency-Key); attempts from now on are signed with it.',
+  })
+  @ApiIdempotencyKey(false)
   @ApiOkResponse({ type: WebhookWithSecretResponseDto })
   @ApiErrors('forbidden', 'not_found')
-  async rotate(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<WebhookWithSecretResponseDto> {
-    const { endpoint, secret } = await this.endpoints.rotateSecret(p, id);
-    return { ...toWebhookResponse(endpoint), secret };
+  async rotate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+    await this.idempotent.execute(req, reply, {}, async () => {
+      const { endpoint, secret } = await this.commands.execute(new RotateWebhookSecretCommand(p, id));
+      const body: WebhookWithSecretResponseDto = { ...toWebhookResponse(endpoint), secret };
+      return { status: 200, body };
+    });
   }
 
   @Get(':id/deliveries')
@@ -101,7 +133,7 @@ export class WebhooksController {
   @ApiOkResponse({ type: WebhookDeliveryListResponseDto })
   @ApiErrors('forbidden', 'invalid_request', 'not_found')
   async deliveries(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListQueryDto): Promise<WebhookDeliveryListResponseDto> {
-    const { items, hasMore } = await this.endpoints.deliveries(p, id, q.after, q.limit ?? 20);
+    const { items, hasMore } = await this.queries.execute(new ListWebhookDeliveriesQuery(p, id, { after: q.after, limit: q.limit ?? 20 }));
     return listPage(items.map(toDeliveryResponse), hasMore);
   }
 }

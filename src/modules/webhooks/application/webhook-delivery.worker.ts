@@ -4,11 +4,13 @@ import { Metrics } from '../../../common/metrics/metrics';
 import { OutboundError, OutboundHttpClient } from '../../../common/outbound/outbound-http';
 import { nextRetryAt } from '../domain/webhook-events';
 import { signWebhook, WebhookSecretBox } from '../domain/webhook-signature';
-import { ClaimedDelivery, WebhookStore } from '../infrastructure/webhook-store';
+import { ClaimedDelivery, WebhookDeliveryQueue } from '../domain/webhook.repository';
 import { WebhookPayloads } from './webhook-payloads';
 
 const POLL_MS = 250;
 const BATCH = 16;
+/** Integration events taken out of the outbox per statement. */
+const FAN_OUT_BATCH = 500;
 /** Per attempt (CONTRACT section 14). */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 /** A claimed attempt not recorded by then is presumed dead (its node crashed) and tried again. */
@@ -19,7 +21,9 @@ const EXCERPT_CHARS = 256;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * Delivers pending webhook deliveries, on every node: claims due rows with `FOR UPDATE SKIP LOCKED`
+ * Delivers webhooks, on every node. Each round first turns integration events (the outbox the
+ * runs and attachments modules write with their changes) into deliveries, one per subscribed
+ * endpoint, in the statement that takes them (SKIP LOCKED); then claims due deliveries with `FOR UPDATE SKIP LOCKED`
  * (one statement, which also counts the attempt and leases the row), POSTs each through the
  * guarded outbound client, signed per Standard Webhooks (the same `webhook-id` on every attempt,
  * a fresh timestamp and signature), then records the outcome: `delivered` on 2xx, else the next
@@ -34,7 +38,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private readonly stop = new AbortController();
 
   constructor(
-    private readonly store: WebhookStore,
+    private readonly store: WebhookDeliveryQueue,
     private readonly payloads: WebhookPayloads,
     private readonly box: WebhookSecretBox,
     private readonly http: OutboundHttpClient,
@@ -67,13 +71,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   private async run(): Promise<void> {
     while (this.running) {
-      let claimed = 0;
+      let busy = false;
       try {
-        claimed = await this.deliverDue();
+        const taken = await this.store.fanOut(FAN_OUT_BATCH);
+        const claimed = await this.deliverDue();
+        busy = taken === FAN_OUT_BATCH || claimed === BATCH;
       } catch (err) {
         if (this.running) this.logger.error(`webhook delivery round failed: ${(err as Error).message}`);
       }
-      if (claimed < BATCH && this.running) await this.idle();
+      if (!busy && this.running) await this.idle();
     }
   }
 

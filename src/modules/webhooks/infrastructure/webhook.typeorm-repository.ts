@@ -1,7 +1,10 @@
 import { Injectable } from '@nestjs/common';
+import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { OutboxBacklog } from '../../../common/metrics/metrics';
-import { DeliveryStatus, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../domain/webhook-events';
+import { IntegrationEventFeed } from '../../../common/outbox/integration-events';
+import { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../domain/webhook-events';
+import { AttemptOutcome, ClaimedDelivery, EndpointPatch, Page, WebhookDeliveryQueue, WebhookEndpointRepository } from '../domain/webhook.repository';
 
 const BACKLOG_COUNT_BOUND = 100_000;
 
@@ -41,24 +44,23 @@ function toDelivery(r: Row): WebhookDelivery {
   };
 }
 
-export interface ClaimedDelivery {
-  delivery: WebhookDelivery;
-  endpoint: (WebhookEndpoint & { sealedSecret: string }) | null;
-}
-
-/** The webhooks module's tables (webhook_endpoints, webhook_deliveries); nobody else reads or writes them. */
+/**
+ * The webhooks module's tables (webhook_endpoints, webhook_deliveries); nobody else reads or
+ * writes them. Integration events come from the outbox through `IntegrationEventFeed`.
+ * Statements run on the unit of work's manager (a command's transaction, when there is one).
+ */
 @Injectable()
-export class WebhookStore {
-  constructor(private readonly uow: UnitOfWork) {}
+export class WebhookTypeormRepository implements WebhookEndpointRepository, WebhookDeliveryQueue {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly feed: IntegrationEventFeed,
+  ) {}
 
-  /** The rows of a statement (TypeORM answers UPDATE/DELETE with `[rows, affected]`). */
-  private async q(sql: string, params: unknown[] = []): Promise<Row[]> {
-    const out: unknown = await this.uow.dataSource.query(sql, params);
-    if (Array.isArray(out) && out.length === 2 && Array.isArray(out[0]) && typeof out[1] === 'number') return out[0] as Row[];
-    return out as Row[];
+  private q(sql: string, params: unknown[] = []): Promise<Row[]> {
+    return queryRows<Row>(this.uow.manager, sql, params);
   }
 
-  async insertEndpoint(e: WebhookEndpoint, sealedSecret: string): Promise<void> {
+  async insert(e: WebhookEndpoint, sealedSecret: string): Promise<void> {
     await this.q(
       `INSERT INTO webhook_endpoints (id, tenant_id, url, events, description, enabled, secret_ciphertext, created_at, updated_at)
        VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $8)`,
@@ -66,7 +68,7 @@ export class WebhookStore {
     );
   }
 
-  async listEndpoints(tenantId: string, after: string | undefined, limit: number): Promise<{ items: WebhookEndpoint[]; hasMore: boolean }> {
+  async list(tenantId: string, after: string | undefined, limit: number): Promise<Page<WebhookEndpoint>> {
     const rows = await this.q(
       `SELECT * FROM webhook_endpoints WHERE tenant_id = $1 AND ($2::text IS NULL OR id > $2) ORDER BY id LIMIT $3`,
       [tenantId, after ?? null, limit + 1],
@@ -74,16 +76,12 @@ export class WebhookStore {
     return { items: rows.slice(0, limit).map(toEndpoint), hasMore: rows.length > limit };
   }
 
-  async findEndpoint(tenantId: string, id: string): Promise<WebhookEndpoint | null> {
+  async find(tenantId: string, id: string): Promise<WebhookEndpoint | null> {
     const [r] = await this.q(`SELECT * FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
     return r ? toEndpoint(r) : null;
   }
 
-  async updateEndpoint(
-    tenantId: string,
-    id: string,
-    patch: { url?: string; events?: string[]; description?: string | null; enabled?: boolean; sealedSecret?: string },
-  ): Promise<WebhookEndpoint | null> {
+  async update(tenantId: string, id: string, patch: EndpointPatch): Promise<WebhookEndpoint | null> {
     const [r] = await this.q(
       `UPDATE webhook_endpoints SET
          url = COALESCE($3, url),
@@ -107,13 +105,12 @@ export class WebhookStore {
     return r ? toEndpoint(r) : null;
   }
 
-  async deleteEndpoint(tenantId: string, id: string): Promise<boolean> {
+  async delete(tenantId: string, id: string): Promise<boolean> {
     const rows = await this.q(`DELETE FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2 RETURNING id`, [tenantId, id]);
     return rows.length > 0;
   }
 
-  /** Newest first; `after` is a delivery id of the previous page. */
-  async listDeliveries(tenantId: string, endpointId: string, after: string | undefined, limit: number): Promise<{ items: WebhookDelivery[]; hasMore: boolean }> {
+  async deliveries(tenantId: string, endpointId: string, after: string | undefined, limit: number): Promise<Page<WebhookDelivery>> {
     const rows = await this.q(
       `SELECT d.* FROM webhook_deliveries d
         WHERE d.tenant_id = $1 AND d.endpoint_id = $2
@@ -124,11 +121,17 @@ export class WebhookStore {
     return { items: rows.slice(0, limit).map(toDelivery), hasMore: rows.length > limit };
   }
 
-  /**
-   * Claims up to `limit` due deliveries in one statement (`FOR UPDATE SKIP LOCKED`: two nodes
-   * never claim the same row): counts the attempt and moves `next_attempt_at` past the lease, so
-   * a node that dies mid-attempt leaves the row to be claimed again once the lease has passed.
-   */
+  fanOut(limit: number): Promise<number> {
+    // The delivery's created_at is the event's: the retry window counts from the change.
+    return this.feed.consume(
+      limit,
+      (_p, taken) => `queued AS (
+        INSERT INTO webhook_deliveries (id, tenant_id, endpoint_id, event_type, object_id, status, next_attempt_at, created_at, updated_at)
+        SELECT 'whevt_' || replace(gen_random_uuid()::text, '-', ''), t.tenant_id, e.id, t.type, t.object_id, 'pending', now(), t.occurred_at, now()
+          FROM ${taken.name} t JOIN webhook_endpoints e ON e.tenant_id = t.tenant_id AND e.enabled AND t.type = ANY (e.events))`,
+    );
+  }
+
   async claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
     const rows = await this.q(
       `WITH due AS (
@@ -147,12 +150,7 @@ export class WebhookStore {
     return rows.map((r) => ({ delivery: toDelivery(r), endpoint: byId.get(r.endpoint_id) ?? null }));
   }
 
-  /** The outcome of the attempt that claimed the row (`attempts` as claimed: a later claim of a presumed-dead attempt wins). */
-  async recordAttempt(
-    id: string,
-    attempts: number,
-    outcome: { status: DeliveryStatus; responseStatus: number | null; error: string | null; excerpt: string | null; nextAttemptAt: Date | null },
-  ): Promise<void> {
+  async recordAttempt(id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
     await this.q(
       `UPDATE webhook_deliveries SET status = $3, last_response_status = $4, last_error = $5, last_response_excerpt = $6,
               next_attempt_at = $7, delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END, updated_at = now()
@@ -161,7 +159,6 @@ export class WebhookStore {
     );
   }
 
-  /** Pending deliveries (counted up to a bound) and the age of the oldest. */
   async backlog(): Promise<OutboxBacklog> {
     const [r] = await this.q(
       `SELECT (SELECT count(*) FROM (SELECT 1 FROM webhook_deliveries WHERE status = 'pending' LIMIT $1) q) AS n,
