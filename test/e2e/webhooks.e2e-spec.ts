@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { createSession, isTerminal, script, startRun, userInput, waitForRun } from '../helpers/runs';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
@@ -41,6 +42,7 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
   const main = new WebhookReceiver();
   const other = new WebhookReceiver();
   let endpointId: string;
+  let endpointB: string;
 
   beforeAll(async () => {
     t = await startTestApp({ WEBHOOK_RETRY_BASE_MS: '100', APPROVAL_TTL_MS: '60000' });
@@ -56,6 +58,7 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
     const b = await t.call(KEYS.adminB, 'POST', '/v1/webhooks', { url: other.url, events: ALL });
     expect(b.status).toBe(201);
     other.secret = b.body.secret;
+    endpointB = b.body.id;
   }, 90_000);
   afterAll(async () => {
     await t.close();
@@ -233,6 +236,41 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
       await late.stop();
     }
   }, 60_000);
+
+  it('POST /v1/webhooks honours Idempotency-Key: a retry gets the same endpoint and secret, replayed', async () => {
+    const headers = { 'idempotency-key': `wh-${Math.random()}` };
+    const first = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/idem`, events: ['run.expired'] }, headers);
+    expect(first.status).toBe(201);
+    const again = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/idem`, events: ['run.expired'] }, headers);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.text).toBe(first.text);
+    const other = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/idem`, events: ['run.failed'] }, headers);
+    expect(other.status).toBe(409);
+    expect(other.body.error.code).toBe('idempotency_conflict');
+    const list = await t.call(KEYS.adminA, 'GET', '/v1/webhooks?limit=100');
+    expect(list.body.data.filter((w: any) => w.url === `${main.url}/idem`)).toHaveLength(1);
+    expect((await t.call(KEYS.adminA, 'DELETE', `/v1/webhooks/${first.body.id}`)).status).toBe(204);
+  });
+
+  it('an event no enabled endpoint wants leaves the outbox without a delivery', async () => {
+    const off = await t.call(KEYS.adminB, 'POST', `/v1/webhooks/${endpointB}`, { enabled: false });
+    expect(off.status).toBe(200);
+    const sid = await createSession(t, KEYS.memberB);
+    const run = await startRun(t, KEYS.memberB, sid, { input: userInput(script([{ text: 'nobody listens' }])), mode: 'sync' });
+    expect(run.body.status).toBe('completed');
+    const uow = t.app.get(UnitOfWork);
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const [{ n }] = await uow.manager.query(`SELECT count(*)::int AS n FROM integration_events WHERE object_id = $1`, [run.body.id]);
+      if (n === 0) break;
+      if (Date.now() > until) throw new Error('the event stayed in the outbox');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const log = await t.call(KEYS.adminB, 'GET', `/v1/webhooks/${endpointB}/deliveries`);
+    expect(log.status).toBe(200);
+    expect(log.body.data).toEqual([]);
+  });
 
   it('every delivery verified; the other tenant heard nothing of tenant A; attempts, failures and the backlog are metrics', async () => {
     const metrics = await (await fetch(`${t.url}/metrics`)).text();
