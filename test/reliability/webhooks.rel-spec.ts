@@ -10,7 +10,9 @@ describe('webhooks: crash between commit and delivery, and two nodes', () => {
   const dirs = [tempDir(), tempDir(), tempDir()];
   let db: Awaited<ReturnType<typeof freshDatabase>> = null;
   const nodes: NodeProcess[] = [];
-  const env = { WEBHOOK_RETRY_BASE_MS: '200' };
+  // Retries ~3 s apart: once a failed attempt is recorded, the next claim is seconds away, so the
+  // kill below lands between attempts (a kill during an attempt waits for its 60 s lease instead).
+  const env = { WEBHOOK_RETRY_BASE_MS: '3000' };
 
   beforeAll(async () => {
     requirePostgres();
@@ -33,9 +35,10 @@ describe('webhooks: crash between commit and delivery, and two nodes', () => {
     const sid = await createSession(a);
     const r = await startRun(a, sid, script([{ text: 'before the crash' }]));
     await waitForRunStatus(a, r.body.run_id, (x) => x.status === 'completed');
-    await until('a failed attempt', 10_000, async () => {
+    await until('a failed attempt, recorded', 10_000, async () => {
       const log = await a.call('GET', `/v1/webhooks/${w.body.id}/deliveries`, undefined, {}, ADMIN_KEY);
-      return log.body.data[0]?.attempts >= 1 ? true : undefined;
+      const d = log.body.data[0];
+      return d?.attempts >= 1 && d.last_error === 'network' ? true : undefined;
     });
     await a.kill9();
     await receiver.start(port);
@@ -70,6 +73,26 @@ describe('webhooks: crash between commit and delivery, and two nodes', () => {
       const ids = receiver.received.map((x) => x.webhookId);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids).toHaveLength(runs.length);
+      expect(receiver.invalid).toEqual([]);
+    } finally {
+      await receiver.stop();
+    }
+  }, 180_000);
+  it('kill -9 right after a run ends (its event may still be in the outbox, or its delivery claimed): the other node delivers it', async () => {
+    const [b, c] = nodes.filter((n) => n.isRunning());
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const w = await b.call('POST', '/v1/webhooks', { url: receiver.url, events: ['run.completed'] }, {}, ADMIN_KEY);
+      expect(w.status).toBe(201);
+      receiver.secret = w.body.secret;
+      const sid = await createSession(c);
+      const r = await startRun(c, sid, script([{ text: 'kill me after the commit' }]));
+      await waitForRunStatus(c, r.body.run_id, (x) => x.status === 'completed');
+      await c.kill9();
+      // A delivery claimed by the dead node is claimed again once its 60 s lease has passed.
+      const got = await receiver.waitFor('run.completed', r.body.run_id, undefined, 120_000);
+      expect(got.some((x) => x.status === 200)).toBe(true);
+      expect(new Set(got.map((x) => x.webhookId)).size).toBe(1);
       expect(receiver.invalid).toEqual([]);
     } finally {
       await receiver.stop();
