@@ -644,7 +644,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Admin only. The tenant's runs and attachments notify `url` of the subscribed `events`. The answer holds the signing `secret`, shown only here (and by rotate_secret). Each delivery is a POST of `{"id":"whevt_...","type","created_at","tenant_id","data":{"object": <the Run or Attachment as GET returns it to an admin, read at the attempt>}}`, signed per Standard Webhooks: headers `webhook-id` (the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`. A non-2xx answer or none within 10 s is retried with exponential backoff and jitter (about WEBHOOK_RETRY_BASE_MS, doubling, at most 1 h apart) for 24 h, then the delivery is `failed`. Order is not guaranteed.
+         * @description Admin only. The tenant's runs and attachments notify `url` of the subscribed `events`. The answer holds the signing `secret`, shown only here (and by rotate_secret; a retry with the same Idempotency-Key gets the stored answer). Each delivery is a POST of `{"id":"whevt_...","type","created_at","tenant_id","data":{"object": <the Run or Attachment as GET returns it to an admin, read at the attempt>}}`, signed per Standard Webhooks: headers `webhook-id` (the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`. A non-2xx answer or none within 10 s is retried with exponential backoff and jitter (about WEBHOOK_RETRY_BASE_MS, doubling, at most 1 h apart) for 24 h, then the delivery is `failed`. Order is not guaranteed.
          */
         post: operations["Webhooks_create"];
         delete?: never;
@@ -709,7 +709,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description The answer holds the new secret (shown only here); attempts from now on are signed with it.
+         * @description The answer holds the new secret (shown only here, and to a retry with the same Idempotency-Key); attempts from now on are signed with it.
          */
         post: operations["Webhooks_rotate"];
         delete?: never;
@@ -5459,7 +5459,10 @@ export interface operations {
     Webhooks_create: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -5477,7 +5480,11 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookWithSecretResponseDto"];
                 };
             };
-            /** @description Error envelope. code: `invalid_request` */
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5611,7 +5618,10 @@ export interface operations {
     Webhooks_update: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5631,7 +5641,11 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookResponseDto"];
                 };
             };
-            /** @description Error envelope. code: `invalid_request` */
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -5862,7 +5876,10 @@ export interface operations {
     Webhooks_rotate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 id: string;
             };
@@ -5877,6 +5894,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["WebhookWithSecretResponseDto"];
                 };
+            };
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Error envelope. code: `unauthorized` */
             401: {
