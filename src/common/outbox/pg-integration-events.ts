@@ -37,7 +37,7 @@ export class PgIntegrationEvents extends IntegrationEventFeed implements Integra
         const [tenant, type, object, payload] = p.add(e.tenantId, e.type, e.objectId, toJsonb(e.payload));
         return `(${tenant}::text, ${type}::text, ${object}::text, ${payload}::jsonb)`;
       });
-      return `outbox AS (
+      return `integration_events_insert AS (
         INSERT INTO integration_events (tenant_id, type, object_id, payload)
         SELECT v.tenant_id, v.type, v.object_id, v.payload FROM (VALUES ${rows.join(', ')}) v(tenant_id, type, object_id, payload)
          WHERE ${guard.matched})`;
