@@ -13,6 +13,7 @@ import { AuditKeyedChain1764497400000 } from './1764497400000-audit-keyed-chain'
 import { Steering1764497650000 } from './1764497650000-steering';
 import { IntegrationEvents1764497700000 } from './1764497700000-integration-events';
 import { Webhooks1764497800000 } from './1764497800000-webhooks';
+import { SecretsOutOfIdempotency1764497900000 } from './1764497900000-secrets-out-of-idempotency';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -33,4 +34,5 @@ export const MIGRATIONS = [
   Steering1764497650000,
   IntegrationEvents1764497700000,
   Webhooks1764497800000,
+  SecretsOutOfIdempotency1764497900000,
 ];

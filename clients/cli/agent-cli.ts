@@ -254,6 +254,11 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const w = await client.createWebhook({ url, events, ...(values.description ? { description: values.description } : {}) });
         if (values.json) return json(w), 0;
         print(`${w.id}\n`);
+        if (w.secret === null) {
+          // A replay of this request (same Idempotency-Key) after the secret was rotated or the endpoint deleted.
+          io.err.write(`webhook ${w.id}: its secret is no longer the one first shown (rotated or deleted since); rotate it to get a new one\n`);
+          return 1;
+        }
         print(`secret ${w.secret}\n`);
         io.err.write(c.dim(`created webhook ${w.id} for ${w.events.join(', ')}; keep the secret: it is shown only now (verify deliveries with standardwebhooks)\n`));
         return 0;

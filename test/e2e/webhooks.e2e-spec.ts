@@ -237,20 +237,104 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
     }
   }, 60_000);
 
-  it('POST /v1/webhooks honours Idempotency-Key: a retry gets the same endpoint and secret, replayed', async () => {
-    const headers = { 'idempotency-key': `wh-${Math.random()}` };
-    const first = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/idem`, events: ['run.expired'] }, headers);
+  /** Tables (and idempotency records) whose text holds `needle` anywhere: every base table, every column. */
+  async function tablesHolding(needle: string): Promise<string[]> {
+    const m = t.app.get(UnitOfWork).manager;
+    const tables: Array<{ table_name: string }> = await m.query(
+      `SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`,
+    );
+    expect(tables.map((x) => x.table_name)).toEqual(expect.arrayContaining(['idempotency_records', 'webhook_endpoints', 'audit_records']));
+    const hits: string[] = [];
+    for (const { table_name } of tables) {
+      const [{ n }] = await m.query(`SELECT count(*)::int AS n FROM "${table_name}" x WHERE x::text LIKE $1`, [`%${needle}%`]);
+      if (n > 0) hits.push(table_name);
+    }
+    return hits;
+  }
+
+  async function idempotencyRecord(key: string): Promise<{ response_body: string; response_secret_ref: unknown }> {
+    const m = t.app.get(UnitOfWork).manager;
+    const rows = await m.query(`SELECT response_body, response_secret_ref FROM idempotency_records WHERE idem_key = $1`, [key]);
+    expect(rows).toHaveLength(1);
+    const ref = rows[0].response_secret_ref;
+    return { response_body: rows[0].response_body, response_secret_ref: typeof ref === 'string' ? JSON.parse(ref) : ref };
+  }
+
+  it('Idempotency-Key on create and rotate_secret: a retry gets the same endpoint and secret, which is stored nowhere; after a later rotation the replay withholds it', async () => {
+    const createKey = `wh-create-${Math.random()}`;
+    const body = { url: `${main.url}/idem`, events: ['run.expired'] };
+    const first = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', body, { 'idempotency-key': createKey });
     expect(first.status).toBe(201);
-    const again = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/idem`, events: ['run.expired'] }, headers);
+    expect(first.body.secret).toMatch(/^whsec_/);
+    const again = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', body, { 'idempotency-key': createKey });
     expect(again.status).toBe(201);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
-    expect(again.text).toBe(first.text);
-    const other = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/idem`, events: ['run.failed'] }, headers);
+    expect(again.headers.get('idempotent-secret-withheld')).toBeNull();
+    expect(again.text).toBe(first.text); // same endpoint id, same secret, byte-for-byte
+    const other = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { ...body, events: ['run.failed'] }, { 'idempotency-key': createKey });
     expect(other.status).toBe(409);
     expect(other.body.error.code).toBe('idempotency_conflict');
     const list = await t.call(KEYS.adminA, 'GET', '/v1/webhooks?limit=100');
-    expect(list.body.data.filter((w: any) => w.url === `${main.url}/idem`)).toHaveLength(1);
-    expect((await t.call(KEYS.adminA, 'DELETE', `/v1/webhooks/${first.body.id}`)).status).toBe(204);
+    expect(list.body.data.filter((w: any) => w.url === body.url)).toHaveLength(1);
+    const id = first.body.id;
+
+    // The record keeps the answer with the secret nulled and a reference to it (endpoint, version): not the secret.
+    const created = await idempotencyRecord(createKey);
+    expect(JSON.parse(created.response_body)).toEqual({ ...first.body, secret: null });
+    expect(created.response_secret_ref).toEqual({ webhook_id: id, secret_version: 1 });
+    const createdSecret = first.body.secret.slice('whsec_'.length);
+    expect(await tablesHolding(createdSecret)).toEqual([]);
+    expect(await tablesHolding(id)).toEqual(expect.arrayContaining(['idempotency_records', 'webhook_endpoints'])); // the search does find what is there
+
+    const rotateKey = `wh-rotate-${Math.random()}`;
+    const rotated = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${id}/rotate_secret`, undefined, { 'idempotency-key': rotateKey });
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(first.body.secret);
+    const rotatedAgain = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${id}/rotate_secret`, undefined, { 'idempotency-key': rotateKey });
+    expect(rotatedAgain.status).toBe(200);
+    expect(rotatedAgain.headers.get('idempotent-replayed')).toBe('true');
+    expect(rotatedAgain.text).toBe(rotated.text); // not rotated a second time: the same secret
+    const rotateRecord = await idempotencyRecord(rotateKey);
+    expect(JSON.parse(rotateRecord.response_body).secret).toBeNull();
+    expect(rotateRecord.response_secret_ref).toEqual({ webhook_id: id, secret_version: 2 });
+    expect(await tablesHolding(rotated.body.secret.slice('whsec_'.length))).toEqual([]);
+
+    // The create's secret is no longer the endpoint's: its replay withholds it (never hands out the current one).
+    const stale = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', body, { 'idempotency-key': createKey });
+    expect(stale.status).toBe(201);
+    expect(stale.headers.get('idempotent-replayed')).toBe('true');
+    expect(stale.headers.get('idempotent-secret-withheld')).toBe('rotated');
+    expect(stale.body).toEqual({ ...first.body, secret: null });
+
+    // A later rotation (no key) supersedes the rotate answer too.
+    const later = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${id}/rotate_secret`);
+    expect(later.status).toBe(200);
+    const staleRotate = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${id}/rotate_secret`, undefined, { 'idempotency-key': rotateKey });
+    expect(staleRotate.status).toBe(200);
+    expect(staleRotate.headers.get('idempotent-secret-withheld')).toBe('rotated');
+    expect(staleRotate.body).toEqual({ ...rotated.body, secret: null });
+    expect(staleRotate.text).not.toContain(later.body.secret);
+
+    // Deleted since: withheld as well.
+    expect((await t.call(KEYS.adminA, 'DELETE', `/v1/webhooks/${id}`)).status).toBe(204);
+    const gone = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', body, { 'idempotency-key': createKey });
+    expect(gone.status).toBe(201);
+    expect(gone.headers.get('idempotent-secret-withheld')).toBe('deleted');
+    expect(gone.body.secret).toBeNull();
+    expect((await t.call(KEYS.adminA, 'GET', '/v1/webhooks?limit=100')).body.data.filter((w: any) => w.url === body.url)).toHaveLength(0);
+  });
+
+  it('a stored error answer of rotate_secret (404) replays as it was, with no secret to fill in', async () => {
+    const k = `wh-404-${Math.random()}`;
+    const path = '/v1/webhooks/wh_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B/rotate_secret'; // well-formed, nobody's
+    const missing = await t.call(KEYS.adminA, 'POST', path, undefined, { 'idempotency-key': k });
+    expect(missing.status).toBe(404);
+    const replay = await t.call(KEYS.adminA, 'POST', path, undefined, { 'idempotency-key': k });
+    expect(replay.status).toBe(404);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.text).toBe(missing.text);
+    expect(replay.headers.get('idempotent-secret-withheld')).toBeNull();
   });
 
   it('an event no enabled endpoint wants leaves the outbox without a delivery', async () => {

@@ -644,7 +644,7 @@ export interface paths {
         put?: never;
         /**
          * Create a webhook endpoint
-         * @description Admin only. The tenant's runs and attachments notify `url` of the subscribed `events`. The answer holds the signing `secret`, shown only here (and by rotate_secret; a retry with the same Idempotency-Key gets the stored answer). Each delivery is a POST of `{"id":"whevt_...","type","created_at","tenant_id","data":{"object": <the Run or Attachment as GET returns it to an admin, read at the attempt>}}`, signed per Standard Webhooks: headers `webhook-id` (the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`. A non-2xx answer or none within 10 s is retried with exponential backoff and jitter (about WEBHOOK_RETRY_BASE_MS, doubling, at most 1 h apart) for 24 h, then the delivery is `failed`. Order is not guaranteed.
+         * @description Admin only. The tenant's runs and attachments notify `url` of the subscribed `events`. The answer holds the signing `secret`, shown only here (and by rotate_secret). A retry with the same Idempotency-Key replays the stored answer, secret included, byte-for-byte - but the secret is not stored with the key: the replay opens the endpoint's sealed secret, and only if it is still the one this answer showed. If the secret was rotated since (or the endpoint deleted), the replay is the stored answer with `secret: null` and header `Idempotent-Secret-Withheld: rotated` (or `deleted`): never a different secret; rotate the secret to get a usable one. Each delivery is a POST of `{"id":"whevt_...","type","created_at","tenant_id","data":{"object": <the Run or Attachment as GET returns it to an admin, read at the attempt>}}`, signed per Standard Webhooks: headers `webhook-id` (the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`. A non-2xx answer or none within 10 s is retried with exponential backoff and jitter (about WEBHOOK_RETRY_BASE_MS, doubling, at most 1 h apart) for 24 h, then the delivery is `failed`. Order is not guaranteed.
          */
         post: operations["Webhooks_create"];
         delete?: never;
@@ -709,7 +709,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description The answer holds the new secret (shown only here, and to a retry with the same Idempotency-Key); attempts from now on are signed with it.
+         * @description The answer holds the new secret (shown only here); attempts from now on are signed with it. A retry with the same Idempotency-Key replays the stored answer, secret included, byte-for-byte - but the secret is not stored with the key: the replay opens the endpoint's sealed secret, and only if it is still the one this answer showed. If the secret was rotated since (or the endpoint deleted), the replay is the stored answer with `secret: null` and header `Idempotent-Secret-Withheld: rotated` (or `deleted`): never a different secret; rotate the secret to get a usable one.
          */
         post: operations["Webhooks_rotate"];
         delete?: never;
@@ -2715,7 +2715,7 @@ export interface components {
             delivered_at: string | null;
             /** @description The event id: the body `id` and the `webhook-id` header of every attempt. */
             id: string;
-            /** @description Why the last attempt failed: http_<status>, timeout, network, too_large, url_not_allowed, endpoint_disabled, object_gone. */
+            /** @description Why the last attempt failed: http_<status>, timeout, network, too_large, url_not_allowed, endpoint_disabled, object_gone; render_failed or render_timeout when the payload could not be read (in time) and no request was made. */
             last_error: string | null;
             /** @description The first 256 characters of the last response body (nothing more is kept). */
             last_response_excerpt: string | null;
@@ -2768,10 +2768,10 @@ export interface components {
             /** @enum {string} */
             object: "webhook_endpoint";
             /**
-             * @description The signing secret (`whsec_` + base64 of 32 bytes): shown only here. Verify deliveries with it (Standard Webhooks).
+             * @description The signing secret (`whsec_` + base64 of 32 bytes): shown only here. Verify deliveries with it (Standard Webhooks). null only on a replay (same Idempotency-Key) after the secret was rotated or the endpoint deleted since: see the `Idempotent-Secret-Withheld` header.
              * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw0X2K3vQ7J1c=
              */
-            secret: string;
+            secret: string | null;
             /** Format: date-time */
             updated_at: string;
             url: string;
@@ -5474,6 +5474,10 @@ export interface operations {
         responses: {
             201: {
                 headers: {
+                    /** @description `true` on a replay of the stored answer (same Idempotency-Key). */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay only, when `secret` is null: `rotated` (the secret was rotated since the first answer) or `deleted` (the endpoint was deleted since). */
+                    "Idempotent-Secret-Withheld"?: "rotated" | "deleted";
                     [name: string]: unknown;
                 };
                 content: {
@@ -5889,6 +5893,10 @@ export interface operations {
         responses: {
             200: {
                 headers: {
+                    /** @description `true` on a replay of the stored answer (same Idempotency-Key). */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay only, when `secret` is null: `rotated` (the secret was rotated since the first answer) or `deleted` (the endpoint was deleted since). */
+                    "Idempotent-Secret-Withheld"?: "rotated" | "deleted";
                     [name: string]: unknown;
                 };
                 content: {

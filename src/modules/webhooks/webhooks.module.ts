@@ -9,6 +9,7 @@ import { DeleteWebhookHandler } from './application/commands/delete-webhook/dele
 import { RotateWebhookSecretHandler } from './application/commands/rotate-webhook-secret/rotate-webhook-secret.handler';
 import { UpdateWebhookHandler } from './application/commands/update-webhook/update-webhook.handler';
 import { GetWebhookHandler } from './application/queries/get-webhook/get-webhook.handler';
+import { GetWebhookSecretHandler } from './application/queries/get-webhook-secret/get-webhook-secret.handler';
 import { ListWebhookDeliveriesHandler } from './application/queries/list-webhook-deliveries/list-webhook-deliveries.handler';
 import { ListWebhooksHandler } from './application/queries/list-webhooks/list-webhooks.handler';
 import { WebhookDeliveryWorker } from './application/webhook-delivery.worker';
@@ -38,6 +39,7 @@ import { WebhookTypeormRepository } from './infrastructure/webhook.typeorm-repos
     RotateWebhookSecretHandler,
     ListWebhooksHandler,
     GetWebhookHandler,
+    GetWebhookSecretHandler,
     ListWebhookDeliveriesHandler,
     WebhookPayloads,
     WebhookDeliveryWorker,

@@ -7,14 +7,16 @@ import { Principal } from '../../../common/auth/principal';
 import { ApiErrors } from '../../../common/errors/error.dto';
 import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { ListQueryDto, listPage } from '../../../common/http/pagination';
-import { IdempotentExecutor } from '../../idempotency/application/idempotent-executor';
+import { IdempotentExecutor, SecretInResponse } from '../../idempotency/application/idempotent-executor';
 import { CreateWebhookCommand } from '../application/commands/create-webhook/create-webhook.command';
 import { DeleteWebhookCommand } from '../application/commands/delete-webhook/delete-webhook.command';
 import { RotateWebhookSecretCommand } from '../application/commands/rotate-webhook-secret/rotate-webhook-secret.command';
 import { UpdateWebhookCommand } from '../application/commands/update-webhook/update-webhook.command';
 import { GetWebhookQuery } from '../application/queries/get-webhook/get-webhook.query';
+import { GetWebhookSecretQuery } from '../application/queries/get-webhook-secret/get-webhook-secret.query';
 import { ListWebhookDeliveriesQuery } from '../application/queries/list-webhook-deliveries/list-webhook-deliveries.query';
 import { ListWebhooksQuery } from '../application/queries/list-webhooks/list-webhooks.query';
+import type { WebhookEndpoint } from '../domain/webhook-events';
 import {
   CreateWebhookRequestDto,
   toDeliveryResponse,
@@ -32,6 +34,25 @@ const SIGNING =
   '`webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`. A non-2xx answer or none within 10 s is retried ' +
   'with exponential backoff and jitter (about WEBHOOK_RETRY_BASE_MS, doubling, at most 1 h apart) for 24 h, then the delivery is `failed`. Order is not guaranteed.';
 
+const SECRET_REPLAY =
+  'A retry with the same Idempotency-Key replays the stored answer, secret included, byte-for-byte - but the secret is not stored with the key: ' +
+  'the replay opens the endpoint\'s sealed secret, and only if it is still the one this answer showed. If the secret was rotated since (or the ' +
+  'endpoint deleted), the replay is the stored answer with `secret: null` and header `Idempotent-Secret-Withheld: rotated` (or `deleted`): ' +
+  'never a different secret; rotate the secret to get a usable one.';
+
+const SECRET_REPLAY_HEADERS = {
+  'Idempotent-Replayed': { description: '`true` on a replay of the stored answer (same Idempotency-Key).', schema: { type: 'string', enum: ['true'] } },
+  'Idempotent-Secret-Withheld': {
+    description: 'On a replay only, when `secret` is null: `rotated` (the secret was rotated since the first answer) or `deleted` (the endpoint was deleted since).',
+    schema: { type: 'string', enum: ['rotated', 'deleted'] },
+  },
+};
+
+/** A create or rotate answer: the record keeps the secret's endpoint and version, never the secret. */
+function secretRef(endpoint: WebhookEndpoint) {
+  return { webhook_id: endpoint.id, secret_version: endpoint.secretVersion };
+}
+
 @ApiTags('Admin: webhooks')
 @ApiBearerAuth('api-key')
 @AdminOnly()
@@ -46,7 +67,7 @@ export class WebhooksController {
   @Post()
   @ApiOperation({
     summary: 'Create a webhook endpoint',
-    description: `Admin only. The tenant's runs and attachments notify \`url\` of the subscribed \`events\`. The answer holds the signing \`secret\`, shown only here (and by rotate_secret; a retry with the same Idempotency-Key gets the stored answer). ${SIGNING}`,
+    description: `Admin only. The tenant's runs and attachments notify \`url\` of the subscribed \`events\`. The answer holds the signing \`secret\`, shown only here (and by rotate_secret). ${SECRET_REPLAY} ${SIGNING}`,
   })
   @ApiIdempotencyKey(false)
   @ApiJsonBody(CreateWebhookRequestDto, {
@@ -55,13 +76,13 @@ export class WebhooksController {
       value: { url: 'http://localhost:8080/webhooks', events: ['run.completed', 'run.failed', 'run.requires_action'], description: 'support desk' },
     },
   })
-  @ApiCreatedResponse({ type: WebhookWithSecretResponseDto })
+  @ApiCreatedResponse({ type: WebhookWithSecretResponseDto, headers: SECRET_REPLAY_HEADERS })
   @ApiErrors('forbidden', 'invalid_request')
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateWebhookRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    await this.idempotent.execute(req, reply, {}, async () => {
+    await this.idempotent.execute(req, reply, { secret: this.secretOf(p) }, async () => {
       const { endpoint, secret } = await this.commands.execute(new CreateWebhookCommand(p, dto.url, dto.events, dto.description ?? null));
       const body: WebhookWithSecretResponseDto = { ...toWebhookResponse(endpoint), secret };
-      return { status: 201, body };
+      return { status: 201, body, secretRef: secretRef(endpoint) };
     });
   }
 
@@ -115,17 +136,25 @@ export class WebhooksController {
   @Post(':id/rotate_secret')
   @ApiOperation({
     summary: 'Rotate the signing secret',
-    description: 'The answer holds the new secret (shown only here, and to a retry with the same Idempotency-Key); attempts from now on are signed with it.',
+    description: `The answer holds the new secret (shown only here); attempts from now on are signed with it. ${SECRET_REPLAY}`,
   })
   @ApiIdempotencyKey(false)
-  @ApiOkResponse({ type: WebhookWithSecretResponseDto })
+  @ApiOkResponse({ type: WebhookWithSecretResponseDto, headers: SECRET_REPLAY_HEADERS })
   @ApiErrors('forbidden', 'not_found')
   async rotate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
-    await this.idempotent.execute(req, reply, {}, async () => {
+    await this.idempotent.execute(req, reply, { secret: this.secretOf(p) }, async () => {
       const { endpoint, secret } = await this.commands.execute(new RotateWebhookSecretCommand(p, id));
       const body: WebhookWithSecretResponseDto = { ...toWebhookResponse(endpoint), secret };
-      return { status: 200, body };
+      return { status: 200, body, secretRef: secretRef(endpoint) };
     });
+  }
+
+  /** The `secret` of a create or rotate answer is stored by reference; a replay opens it again through the query. */
+  private secretOf(p: Principal): SecretInResponse {
+    return {
+      field: 'secret',
+      rehydrate: (ref) => this.queries.execute(new GetWebhookSecretQuery(p, String(ref.webhook_id), Number(ref.secret_version))),
+    };
   }
 
   @Get(':id/deliveries')

@@ -20,6 +20,8 @@ export interface WebhookEndpoint {
   events: WebhookEventType[];
   description: string | null;
   enabled: boolean;
+  /** 1 at creation, incremented by every rotation: names a secret without revealing it. */
+  secretVersion: number;
   createdAt: Date;
   updatedAt: Date;
 }

@@ -20,7 +20,9 @@ export abstract class WebhookEndpointRepository {
   /** Ordered by id; `after` is an endpoint id of the previous page. */
   abstract list(tenantId: string, after: string | undefined, limit: number): Promise<Page<WebhookEndpoint>>;
   abstract find(tenantId: string, id: string): Promise<WebhookEndpoint | null>;
-  /** Only the fields given change; null when the tenant has no such endpoint. */
+  /** The endpoint's sealed signing secret and its version; null when the tenant has no such endpoint. */
+  abstract sealedSecret(tenantId: string, id: string): Promise<{ sealedSecret: string; secretVersion: number } | null>;
+  /** Only the fields given change (a new `sealedSecret` increments `secret_version`); null when the tenant has no such endpoint. */
   abstract update(tenantId: string, id: string, patch: EndpointPatch): Promise<WebhookEndpoint | null>;
   /** False when the tenant has no such endpoint; its deliveries go with it. */
   abstract delete(tenantId: string, id: string): Promise<boolean>;

@@ -21,6 +21,7 @@ function toEndpoint(r: Row): WebhookEndpoint {
     events: array(r.events) as WebhookEventType[],
     description: r.description ?? null,
     enabled: r.enabled === true || r.enabled === 't',
+    secretVersion: Number(r.secret_version),
     createdAt: date(r.created_at),
     updatedAt: date(r.updated_at),
   };
@@ -62,9 +63,9 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
 
   async insert(e: WebhookEndpoint, sealedSecret: string): Promise<void> {
     await this.q(
-      `INSERT INTO webhook_endpoints (id, tenant_id, url, events, description, enabled, secret_ciphertext, created_at, updated_at)
-       VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $8)`,
-      [e.id, e.tenantId, e.url, e.events, e.description, e.enabled, sealedSecret, e.createdAt],
+      `INSERT INTO webhook_endpoints (id, tenant_id, url, events, description, enabled, secret_ciphertext, secret_version, created_at, updated_at)
+       VALUES ($1, $2, $3, $4::text[], $5, $6, $7, $8, $9, $9)`,
+      [e.id, e.tenantId, e.url, e.events, e.description, e.enabled, sealedSecret, e.secretVersion, e.createdAt],
     );
   }
 
@@ -81,6 +82,11 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
     return r ? toEndpoint(r) : null;
   }
 
+  async sealedSecret(tenantId: string, id: string): Promise<{ sealedSecret: string; secretVersion: number } | null> {
+    const [r] = await this.q(`SELECT secret_ciphertext, secret_version FROM webhook_endpoints WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+    return r ? { sealedSecret: r.secret_ciphertext as string, secretVersion: Number(r.secret_version) } : null;
+  }
+
   async update(tenantId: string, id: string, patch: EndpointPatch): Promise<WebhookEndpoint | null> {
     const [r] = await this.q(
       `UPDATE webhook_endpoints SET
@@ -89,6 +95,7 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
          description = CASE WHEN $5::boolean THEN $6 ELSE description END,
          enabled = COALESCE($7, enabled),
          secret_ciphertext = COALESCE($8, secret_ciphertext),
+         secret_version = secret_version + CASE WHEN $8::text IS NULL THEN 0 ELSE 1 END,
          updated_at = now()
        WHERE tenant_id = $1 AND id = $2 RETURNING *`,
       [

@@ -64,10 +64,14 @@ export class WebhookResponseDto {
 
 export class WebhookWithSecretResponseDto extends WebhookResponseDto {
   @ApiProperty({
+    type: String,
+    nullable: true,
     example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw0X2K3vQ7J1c=',
-    description: 'The signing secret (`whsec_` + base64 of 32 bytes): shown only here. Verify deliveries with it (Standard Webhooks).',
+    description:
+      'The signing secret (`whsec_` + base64 of 32 bytes): shown only here. Verify deliveries with it (Standard Webhooks). ' +
+      'null only on a replay (same Idempotency-Key) after the secret was rotated or the endpoint deleted since: see the `Idempotent-Secret-Withheld` header.',
   })
-  secret!: string;
+  secret!: string | null;
 }
 
 export class WebhookListResponseDto {
@@ -87,7 +91,7 @@ export class WebhookDeliveryResponseDto {
   @ApiProperty({ enum: ['pending', 'delivered', 'failed'] }) status!: string;
   @ApiProperty() attempts!: number;
   @ApiProperty({ type: Number, nullable: true }) last_response_status!: number | null;
-  @ApiProperty({ type: String, nullable: true, description: 'Why the last attempt failed: http_<status>, timeout, network, too_large, url_not_allowed, endpoint_disabled, object_gone.' })
+  @ApiProperty({ type: String, nullable: true, description: 'Why the last attempt failed: http_<status>, timeout, network, too_large, url_not_allowed, endpoint_disabled, object_gone; render_failed or render_timeout when the payload could not be read (in time) and no request was made.' })
   last_error!: string | null;
   @ApiProperty({ type: String, nullable: true, description: 'The first 256 characters of the last response body (nothing more is kept).' })
   last_response_excerpt!: string | null;

@@ -26,6 +26,7 @@ export class CreateWebhookHandler implements ICommandHandler<CreateWebhookComman
       events: [...new Set(cmd.events)],
       description: cmd.description,
       enabled: true,
+      secretVersion: 1,
       createdAt: now,
       updatedAt: now,
     };
