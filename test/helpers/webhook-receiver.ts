@@ -14,13 +14,16 @@ export interface ReceivedWebhook {
 /**
  * A real HTTP receiver on loopback that verifies every delivery with the `standardwebhooks`
  * package: a request that does not verify is answered 400 and counted in `invalid`.
- * `answer(n)` decides the status of the n-th verified request (1-based; default 200).
+ * `answer(n)` decides the status of the n-th verified request (1-based; default 200), or `'hold'`:
+ * no answer at all (the request stays open until the sender gives up or dies), listed in `held`.
  */
 export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   readonly invalid: string[] = [];
+  /** Verified requests answered `'hold'` (never answered). */
+  readonly held: Array<{ webhookId: string; payload: any }> = [];
   secret: string | null = null;
-  answer: (n: number, payload: any) => number = () => 200;
+  answer: (n: number, payload: any) => number | 'hold' = () => 200;
   private server: Server | null = null;
   port = 0;
 
@@ -35,6 +38,10 @@ export class WebhookReceiver {
           if (!this.secret) throw new Error('no secret yet');
           const payload = new Webhook(this.secret).verify(body, req.headers as Record<string, string>);
           const status = this.answer(this.received.length + 1, payload);
+          if (status === 'hold') {
+            this.held.push({ webhookId: String(req.headers['webhook-id']), payload });
+            return;
+          }
           this.received.push({ webhookId: String(req.headers['webhook-id']), timestamp: String(req.headers['webhook-timestamp']), payload, status });
           res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'try again');
         } catch (err) {

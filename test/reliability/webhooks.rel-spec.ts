@@ -7,12 +7,13 @@ import { ADMIN_KEY, createSession, freePort, freshDatabase, NodeProcess, require
  * deliver each event once (no duplicate webhook-id) - every delivery verified with standardwebhooks.
  */
 describe('webhooks: crash between commit and delivery, and two nodes', () => {
-  const dirs = [tempDir(), tempDir(), tempDir()];
+  const dirs = [tempDir(), tempDir(), tempDir(), tempDir()];
   let db: Awaited<ReturnType<typeof freshDatabase>> = null;
   const nodes: NodeProcess[] = [];
   // Retries ~3 s apart: once a failed attempt is recorded, the next claim is seconds away, so the
-  // kill below lands between attempts (a kill during an attempt waits for its 60 s lease instead).
-  const env = { WEBHOOK_RETRY_BASE_MS: '3000' };
+  // kill below lands between attempts (a kill during an attempt waits for its lease instead). The
+  // lease is the least allowed: the 10 s attempt timeout + 5 s (the default is 20 s).
+  const env = { WEBHOOK_RETRY_BASE_MS: '3000', WEBHOOK_LEASE_MS: '15000' };
 
   beforeAll(async () => {
     requirePostgres();
@@ -89,13 +90,46 @@ describe('webhooks: crash between commit and delivery, and two nodes', () => {
       const r = await startRun(c, sid, script([{ text: 'kill me after the commit' }]));
       await waitForRunStatus(c, r.body.run_id, (x) => x.status === 'completed');
       await c.kill9();
-      // A delivery claimed by the dead node is claimed again once its 60 s lease has passed.
-      const got = await receiver.waitFor('run.completed', r.body.run_id, undefined, 120_000);
+      // A delivery claimed by the dead node is claimed again once its 15 s lease has passed.
+      const got = await receiver.waitFor('run.completed', r.body.run_id, undefined, 45_000);
       expect(got.some((x) => x.status === 200)).toBe(true);
       expect(new Set(got.map((x) => x.webhookId)).size).toBe(1);
       expect(receiver.invalid).toEqual([]);
     } finally {
       await receiver.stop();
     }
-  }, 180_000);
+  }, 90_000);
+
+  it('kill -9 during an attempt (the receiver holds the request, unanswered): another node posts it again once the lease has passed', async () => {
+    const [b] = nodes.filter((n) => n.isRunning());
+    const receiver = new WebhookReceiver();
+    receiver.answer = () => (receiver.held.length === 0 ? 'hold' : 200);
+    await receiver.start();
+    try {
+      const w = await b.call('POST', '/v1/webhooks', { url: receiver.url, events: ['run.completed'] }, {}, ADMIN_KEY);
+      expect(w.status).toBe(201);
+      receiver.secret = w.body.secret;
+      const sid = await createSession(b);
+      const r = await startRun(b, sid, script([{ text: 'kill me mid-attempt' }]));
+      await until('the attempt is in flight', 20_000, async () => (receiver.held.some((h) => h.payload.data.object.id === r.body.run_id) ? true : undefined));
+      const killed = Date.now();
+      await b.kill9();
+      const d = await startNode({ name: 'wh-d', dataDir: dirs[3].path, databaseUrl: db!.url, env });
+      nodes.push(d);
+      const got = await receiver.waitFor('run.completed', r.body.run_id, undefined, 45_000);
+      const waitedMs = Date.now() - killed;
+      expect(got.filter((x) => x.status === 200)).toHaveLength(1);
+      expect(got[0].webhookId).toBe(receiver.held[0].webhookId);
+      // The 15 s lease (counted from the claim, before the kill) plus start-up and polling: not the minute it used to be.
+      expect(waitedMs).toBeLessThan(30_000);
+      const entry = await until('the outcome, recorded', 10_000, async () => {
+        const log = await d.call('GET', `/v1/webhooks/${w.body.id}/deliveries`, undefined, {}, ADMIN_KEY);
+        return log.body.data[0]?.status === 'delivered' ? log.body.data[0] : undefined;
+      });
+      expect(entry).toMatchObject({ attempts: 2, last_response_status: 200 });
+      expect(receiver.invalid).toEqual([]);
+    } finally {
+      await receiver.stop();
+    }
+  }, 90_000);
 });

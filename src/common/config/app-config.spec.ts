@@ -48,6 +48,10 @@ describe('loadConfig', () => {
         redisUrl: null,
         redisKeyPrefix: 'agent-api:',
         redisNodeTtlMs: 15_000,
+        webhookRetryBaseMs: 1000,
+        webhookRetryWindowMs: 24 * 3_600_000,
+        // The 10 s attempt timeout plus a 10 s margin.
+        webhookLeaseMs: 20_000,
       });
     });
 
@@ -67,6 +71,7 @@ describe('loadConfig', () => {
 
   it('reads set values', () => {
     const c = loadConfig({
+      WEBHOOK_LEASE_MS: '15000',
       PORT: '8080',
       HOST: '127.0.0.1',
       DATABASE_URL: 'postgres://u@db:5432/app',
@@ -87,6 +92,7 @@ describe('loadConfig', () => {
       bodyMaxBytes: 2048,
       idempotencyTtlHours: 1,
       openaiBaseUrl: 'https://api.example.com/v1',
+      webhookLeaseMs: 15_000,
     });
   });
 
@@ -178,6 +184,8 @@ describe('loadConfig', () => {
     ['DB_POOL_SIZE', '1000'],
     ['BACKGROUND_SLICE_US', '-1'],
     ['BACKGROUND_SLICE_US', '100001'],
+    // Shorter than the 10 s attempt timeout plus the 5 s least margin: an attempt could outlive its lease.
+    ['WEBHOOK_LEASE_MS', '14999'],
   ])('rejects %s=%s', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);

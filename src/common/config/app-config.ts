@@ -13,6 +13,14 @@ export interface ApiKeySeed {
   role: Role;
 }
 
+/** A webhook attempt waits this long for the receiver's answer, then is aborted (CONTRACT section 14). */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+/**
+ * The least a webhook claim's lease exceeds the attempt timeout by: the payload is rendered within
+ * that margin before the request starts (a request starts only with its full timeout left in the lease).
+ */
+export const WEBHOOK_LEASE_MIN_MARGIN_MS = 5_000;
+
 /** Validated configuration. Built once from the environment by `loadConfig`. */
 export class AppConfig {
   port!: number;
@@ -30,6 +38,11 @@ export class AppConfig {
   webhookRetryBaseMs!: number;
   /** A webhook delivery is retried for this long after the event, then `failed` (24 h). */
   webhookRetryWindowMs!: number;
+  /**
+   * A claimed webhook delivery not recorded by then is presumed dead (its node crashed) and claimed
+   * again: the attempt timeout plus a margin (default 10 s + 10 s); no attempt outlives it.
+   */
+  webhookLeaseMs!: number;
   dataDir!: string;
   apiKeys!: ApiKeySeed[];
   apiKeysFromDefault!: boolean;
@@ -154,6 +167,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   c.webhookRetryBaseMs = int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000);
   c.webhookRetryWindowMs = int('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000, 1000, 7 * 24 * 3_600_000);
+  c.webhookLeaseMs = int('WEBHOOK_LEASE_MS', WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000, WEBHOOK_ATTEMPT_TIMEOUT_MS + WEBHOOK_LEASE_MIN_MARGIN_MS, 3_600_000);
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
   const level = str('LOG_LEVEL', 'info').toLowerCase();
   if (!levels.includes(level as LogLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}, got "${level}"`);

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
-import { AppConfig } from '../../../common/config/app-config';
+import { AppConfig, WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../../common/config/app-config';
 import { Metrics } from '../../../common/metrics/metrics';
 import { OutboundError, OutboundHttpClient } from '../../../common/outbound/outbound-http';
 import { nextRetryAt } from '../domain/webhook-events';
@@ -11,10 +11,11 @@ const POLL_MS = 250;
 const BATCH = 16;
 /** Integration events taken out of the outbox per statement. */
 const FAN_OUT_BATCH = 500;
-/** Per attempt (CONTRACT section 14). */
-export const WEBHOOK_TIMEOUT_MS = 10_000;
-/** A claimed attempt not recorded by then is presumed dead (its node crashed) and tried again. */
-const LEASE_MS = 60_000;
+/**
+ * Kept between the end of an attempt's request at the latest and the end of its lease
+ * (`WEBHOOK_LEASE_MS`, counted by the database from the claim statement).
+ */
+const LEASE_GUARD_MS = 1_000;
 /** What is kept of a response body. */
 const EXCERPT_CHARS = 256;
 /** Receivers answer with small bodies; anything larger is cut off (and only the excerpt is kept). */
@@ -97,14 +98,23 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     });
   }
 
-  /** One round: claims what is due and attempts it; returns how many were claimed. */
+  /**
+   * One round: claims what is due and attempts it; returns how many were claimed. A claim leases
+   * the row for `WEBHOOK_LEASE_MS` (the attempt timeout plus a margin): a node that dies
+   * mid-attempt leaves it to another node after that. No attempt outlives its lease: the lease is
+   * counted from before the claim statement, and a request starts only if its whole timeout (it
+   * is aborted then) ends `LEASE_GUARD_MS` before the lease does.
+   */
   async deliverDue(): Promise<number> {
-    const claimed = await this.store.claimDue(BATCH, LEASE_MS);
-    await Promise.all(claimed.map((c) => this.attempt(c)));
+    const leaseMs = this.config.webhookLeaseMs;
+    const claiming = performance.now();
+    const claimed = await this.store.claimDue(BATCH, leaseMs);
+    const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
+    await Promise.all(claimed.map((c) => this.attempt(c, requestsStartBy)));
     return claimed.length;
   }
 
-  private async attempt({ delivery: d, endpoint }: ClaimedDelivery): Promise<void> {
+  private async attempt({ delivery: d, endpoint }: ClaimedDelivery, startBy: number): Promise<void> {
     const fail = async (error: string) => {
       await this.store.recordAttempt(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null });
       this.metrics?.recordWebhookFailed();
@@ -119,6 +129,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       return this.retryOrFail(d, null, 'render_failed', null);
     }
     if (body === null) return fail('object_gone');
+    // Rendering was slow (a loaded database): the request could outlive the lease, and another
+    // node might post the event while this one still waits. Try again later instead.
+    if (performance.now() > startBy) return this.retryOrFail(d, null, 'render_timeout', null);
     const secret = this.box.open(endpoint.sealedSecret);
     const headers = { 'content-type': 'application/json', 'user-agent': 'agent-api-webhooks', ...signWebhook(secret, d.id, Math.floor(Date.now() / 1000), body) };
     const started = performance.now();
@@ -128,7 +141,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
         method: 'POST',
         headers,
         body,
-        timeoutMs: WEBHOOK_TIMEOUT_MS,
+        timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
         signal: this.stop.signal,
         maxBodyBytes: MAX_RESPONSE_BYTES,
       });
