@@ -7,6 +7,9 @@
  * same run. Results: a table on stdout and bench/results/latest.json (merged per db and bench).
  * `--profile` starts the server with `--cpu-prof` (profiles in bench/profiles/, see bench/profile-top.ts);
  * `--server <main.js>` benchmarks another build (A/B); `--env K=V` adds server environment.
+ * `--webhook`: one webhook endpoint of the bench tenant, subscribed to every event type, with a
+ * verifying receiver on loopback in this process (B1 A/B with webhooks on). B6 is not in the
+ * default set (`--only B6`).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,9 +17,11 @@ import { join } from 'node:path';
 import { api } from './lib/api';
 import { DIST, freshDatabase, listeningPorts, startProcess } from './lib/server';
 import { freePort, load1, log } from './lib/util';
+import { BenchReceiver } from './lib/webhook-receiver';
 import { b1, b2, b3, b4, b5, BenchResult, Ctx } from './scenarios';
+import { b6, subscribe } from './webhooks';
 
-const BENCHES = { B1: b1, B2: b2, B3: b3, B4: b4, B5: b5 } as const;
+const BENCHES = { B1: b1, B2: b2, B3: b3, B4: b4, B5: b5, B6: b6 } as const;
 type BenchName = keyof typeof BENCHES;
 
 const KEY = 'bench-admin-key-0001';
@@ -31,16 +36,19 @@ interface Args {
   env: Record<string, string>;
   /** The server entry point (default dist/src/main.js); another build for A/B comparisons. */
   server: string;
+  /** One webhook endpoint subscribed to every event, with a receiver in this process. */
+  webhook: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { only: Object.keys(BENCHES) as BenchName[], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js') };
+  const a: Args = { only: ['B1', 'B2', 'B3', 'B4', 'B5'], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js'), webhook: false };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     if (v === '--only') a.only = argv[++i].split(',').map((s) => s.trim().toUpperCase()) as BenchName[];
     else if (v === '--db') a.dbs = argv[++i] === 'both' ? ['postgres', 'embedded'] : [argv[i] as 'postgres' | 'embedded'];
     else if (v === '--quick') a.quick = true;
     else if (v === '--profile') a.profile = true;
+    else if (v === '--webhook') a.webhook = true;
     else if (v === '--server') a.server = argv[++i];
     else if (v === '--env') {
       const [k, ...rest] = argv[++i].split('=');
@@ -74,6 +82,7 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
     return ['--cpu-prof', '--cpu-prof-dir', dir, '--cpu-prof-name', `${db}-${bench}-${Date.now()}.cpuprofile`];
   };
   const results: BenchResult[] = [];
+  const receiver = args.webhook ? await new BenchReceiver().start() : null;
   try {
     // A fresh service process per benchmark: one benchmark's heap (and its garbage) does not
     // distort the next one's RSS or GC pauses. The database is kept.
@@ -103,10 +112,14 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
             );
           },
         };
+        // The database is kept across the benchmarks: one endpoint for all of them.
+        if (receiver && !receiver.secret) await subscribe(ctx, receiver);
+        const received0 = receiver?.received ?? 0;
         const l = load1();
-        log(`${name} on ${db} (load ${l})`);
+        log(`${name} on ${db} (load ${l})${receiver ? ' with one webhook endpoint subscribed to every event' : ''}`);
         try {
           const r = await BENCHES[name](ctx);
+          if (receiver) r.notes.push(`webhooks on: one endpoint subscribed to every event; ${receiver.received - received0} deliveries received (${receiver.invalid} not verifying) by the end of the benchmark`);
           results.push({ ...r, load1: l });
           printResult({ ...r, load1: l });
         } catch (err) {
@@ -118,6 +131,7 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
       }
     }
   } finally {
+    await receiver?.stop();
     await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }

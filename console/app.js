@@ -1,11 +1,11 @@
 // Agent API console: vanilla JS modules, no build step. Hash routes:
-//   #/sessions  #/sessions/<id>  #/audit?run_id=...
+//   #/sessions  #/sessions/<id>  #/audit?run_id=...  #/webhooks?id=<endpoint>
 import { Api, ApiError, followRun } from './api.js';
 
 const KEY_STORAGE = 'agent-api-console.key';
 const TERMINAL = new Set(['completed', 'failed', 'cancelled', 'expired', 'terminated']);
 const main = document.getElementById('main');
-const state = { api: null, role: null, liveRun: null };
+const state = { api: null, role: null, liveRun: null, freshSecret: null };
 
 // ---------- tiny DOM helpers (text only through textContent: nothing from the API is parsed as HTML)
 function h(tag, attrs = {}, ...children) {
@@ -29,7 +29,7 @@ const compact = (v, max = 160) => {
 const shortId = (id) => (id && id.length > 14 ? `${id.slice(0, 9)}…${id.slice(-4)}` : id);
 
 function chip(status, extra = '') {
-  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live' }[status];
+  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn' }[status];
   return h('span', { class: `chip ${tone ? `chip-${tone}` : ''} ${extra}` }, String(status).replaceAll('_', ' '));
 }
 
@@ -65,6 +65,7 @@ async function signIn(key) {
   document.getElementById('nav').hidden = false;
   document.getElementById('identity').hidden = false;
   document.getElementById('nav-audit').hidden = role !== 'admin';
+  document.getElementById('nav-webhooks').hidden = role !== 'admin';
   document.getElementById('key-badge').replaceChildren('Key ', h('strong', {}, `${key.slice(0, 4)}…${key.slice(-4)}`), ` · ${role}`);
 }
 
@@ -637,6 +638,124 @@ async function renderAudit(params) {
   await Promise.all([verify(), load()]);
 }
 
+// ---------- webhooks (admin)
+const WEBHOOK_EVENTS = ['run.completed', 'run.failed', 'run.cancelled', 'run.expired', 'run.terminated', 'run.requires_action', 'attachment.ready', 'attachment.rejected'];
+
+async function renderWebhooks(params) {
+  const api = state.api;
+  if (state.role !== 'admin') {
+    setPage('Webhooks', h('section', { class: 'panel' }, h('h1', {}, 'Webhooks'), h('p', {}, 'Webhook endpoints are for admin keys only.')));
+    return;
+  }
+  const selected = params.get('id') || '';
+  const endpoints = await api.get('/v1/webhooks', { limit: 100 });
+
+  const rows = endpoints.data.map((w) =>
+    h(
+      'tr',
+      { 'aria-selected': String(w.id === selected), dataset: { id: w.id } },
+      h('td', {}, h('a', { href: `#/webhooks?id=${encodeURIComponent(w.id)}`, class: 'mono small', 'aria-label': `Deliveries of ${w.url}` }, w.url), w.description ? h('div', { class: 'muted small' }, w.description) : null, h('div', { class: 'muted small mono' }, w.id)),
+      h('td', { class: 'small' }, w.events.join(', ')),
+      h('td', {}, chip(w.enabled ? 'active' : 'disabled')),
+      h('td', { class: 'small' }, fmtTime(w.created_at)),
+    ),
+  );
+  const table = endpoints.data.length
+    ? h('div', { class: 'table-wrap' }, h('table', { class: 'webhooks-table' }, h('caption', { class: 'visually-hidden' }, "The tenant's webhook endpoints"), h('thead', {}, h('tr', {}, ...['Endpoint', 'Events', 'Status', 'Created'].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, rows)))
+    : h('p', { class: 'empty' }, 'No webhook endpoints yet. Create one to be notified when runs finish or need a human.');
+
+  // Recent deliveries of the selected endpoint.
+  const deliveries = h('section', { class: 'panel detail', id: 'webhook-deliveries', 'aria-label': 'Recent deliveries', 'aria-live': 'polite' });
+  const current = endpoints.data.find((w) => w.id === selected);
+  if (!current) {
+    deliveries.append(h('h2', {}, 'Recent deliveries'), h('p', { class: 'muted' }, 'Select an endpoint to see its recent deliveries.'));
+  } else {
+    const log = await api.get(`/v1/webhooks/${encodeURIComponent(current.id)}/deliveries`, { limit: 50 });
+    const body = log.data.map((d) =>
+      h(
+        'tr',
+        {},
+        h('td', { class: 'mono small' }, d.type),
+        h('td', { class: 'mono small', title: d.object_id }, shortId(d.object_id)),
+        h('td', {}, chip(d.status)),
+        h('td', { class: 'small' }, String(d.attempts)),
+        h('td', { class: 'small' }, d.last_response_status === null ? (d.last_error ?? '–') : `HTTP ${d.last_response_status}`),
+        h('td', { class: 'small', title: d.next_attempt_at ?? '' }, d.status === 'pending' ? fmtClock(d.next_attempt_at) : fmtClock(d.delivered_at ?? d.created_at)),
+      ),
+    );
+    deliveries.append(
+      h('h2', {}, 'Recent deliveries'),
+      h('p', { class: 'muted small mono' }, current.url),
+      log.data.length
+        ? h('div', { class: 'table-wrap' }, h('table', { class: 'deliveries-table' }, h('caption', { class: 'visually-hidden' }, 'Deliveries, newest first'), h('thead', {}, h('tr', {}, ...['Event', 'Object', 'Status', 'Attempts', 'Last answer', 'Next / done'].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, body)))
+        : h('p', { class: 'empty' }, 'No deliveries yet.'),
+    );
+  }
+
+  // Create: the secret is shown once.
+  const url = h('input', { id: 'wh-url', type: 'url', name: 'url', required: true, placeholder: 'https://hooks.example.com/agent-api', autocomplete: 'off', 'aria-describedby': 'wh-url-hint' });
+  const description = h('input', { id: 'wh-description', type: 'text', name: 'description', maxlength: 500, autocomplete: 'off' });
+  const boxes = WEBHOOK_EVENTS.map((e) => h('label', { class: 'check small' }, h('input', { type: 'checkbox', name: 'events', value: e, checked: e.startsWith('run.') }), ` ${e}`));
+  const err = h('p', { class: 'error-text', role: 'alert' });
+  const secretBox = h('div', { id: 'webhook-secret', 'aria-live': 'polite' });
+  const fresh = state.freshSecret;
+  state.freshSecret = null;
+  if (fresh && fresh.id === selected) {
+    secretBox.append(
+      h(
+        'div',
+        { class: 'panel secret-once', role: 'status' },
+        h('strong', {}, 'Signing secret (shown only now): '),
+        h('code', { class: 'mono', id: 'webhook-secret-value' }, fresh.secret),
+        h('p', { class: 'muted small' }, 'Verify deliveries with it (Standard Webhooks: see the README). Rotate it through the API if it leaks.'),
+      ),
+    );
+  }
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.textContent = '';
+        const events = boxes.map((b) => b.querySelector('input')).filter((i) => i.checked).map((i) => i.value);
+        if (!events.length) {
+          err.textContent = 'Choose at least one event.';
+          return;
+        }
+        try {
+          const body = { url: url.value.trim(), events };
+          if (description.value.trim()) body.description = description.value.trim();
+          const w = await api.post('/v1/webhooks', body);
+          // Shown once, by the next render of this page (the secret is never readable again).
+          state.freshSecret = { id: w.id, secret: w.secret };
+          const target = `#/webhooks?id=${encodeURIComponent(w.id)}`;
+          if (location.hash === target) await route();
+          else location.hash = target;
+        } catch (e2) {
+          err.textContent = describeError(e2);
+        }
+      },
+    },
+    h('div', {}, h('label', { for: 'wh-url' }, 'URL'), url, h('p', { class: 'hint', id: 'wh-url-hint' }, 'Must start with an entry of OUTBOUND_URL_ALLOWLIST.')),
+    h('fieldset', { class: 'stack' }, h('legend', {}, 'Events'), ...boxes),
+    h('div', {}, h('label', { for: 'wh-description' }, 'Description ', h('span', { class: 'muted' }, '(optional)')), description),
+    err,
+    h('button', { class: 'btn btn-primary', type: 'submit' }, 'Create endpoint'),
+  );
+
+  setPage(
+    'Webhooks',
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Webhooks'), h('p', {}, 'Signed notifications when runs finish or need a human, and when attachments are scanned.'))),
+    h(
+      'div',
+      { class: 'audit-layout' },
+      h('div', { class: 'stack' }, h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Webhook endpoints' }, table), deliveries),
+      h('section', { class: 'panel', 'aria-labelledby': 'new-webhook-title' }, h('h2', { id: 'new-webhook-title' }, 'New endpoint'), form, secretBox),
+    ),
+  );
+}
+
 // ---------- router
 async function route() {
   if (!state.api) return renderKeyView();
@@ -649,6 +768,7 @@ async function route() {
   stopLive();
   try {
     if (parts[0] === 'audit') await renderAudit(new URLSearchParams(query));
+    else if (parts[0] === 'webhooks') await renderWebhooks(new URLSearchParams(query));
     else if (parts[0] === 'sessions' && parts[1]) await renderSession(decodeURIComponent(parts[1]));
     else await renderSessions();
   } catch (err) {

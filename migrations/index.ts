@@ -12,6 +12,9 @@ import { UnitOfWorkAbort1764497300000 } from './1764497300000-unit-of-work-abort
 import { AuditKeyedChain1764497400000 } from './1764497400000-audit-keyed-chain';
 import { Steering1764497650000 } from './1764497650000-steering';
 import { ApiAgents1764497700000 } from './1764497700000-api-agents';
+import { IntegrationEvents1764497750000 } from './1764497750000-integration-events';
+import { Webhooks1764497800000 } from './1764497800000-webhooks';
+import { SecretsOutOfIdempotency1764497900000 } from './1764497900000-secrets-out-of-idempotency';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -31,4 +34,7 @@ export const MIGRATIONS = [
   AuditKeyedChain1764497400000,
   Steering1764497650000,
   ApiAgents1764497700000,
+  IntegrationEvents1764497750000,
+  Webhooks1764497800000,
+  SecretsOutOfIdempotency1764497900000,
 ];

@@ -5,6 +5,7 @@ import { ApiKeysService } from './common/auth/api-keys.service';
 import { AuthGuard } from './common/auth/auth.guard';
 import { AppConfig } from './common/config/app-config';
 import { OutboundModule } from './common/outbound/outbound.module';
+import { OutboxModule } from './common/outbox/outbox.module';
 import { ConfigModule } from './common/config/config.module';
 import { DatabaseModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
@@ -24,6 +25,7 @@ import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OpsModule } from './modules/ops/ops.module';
 import { RunsModule } from './modules/runs/runs.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
+import { WebhooksModule } from './modules/webhooks/webhooks.module';
 
 @Module({})
 export class AppModule {
@@ -36,6 +38,7 @@ export class AppModule {
         OutboundModule,
         SharedRedisModule,
         DatabaseModule,
+        OutboxModule,
         CqrsModule.forRoot(),
         IdempotencyModule,
         AgentsModule,
@@ -46,6 +49,7 @@ export class AppModule {
         AttachmentsModule,
         AuditModule,
         CompatAgUiModule,
+        WebhooksModule,
         OpsModule,
         CompatOpenAiModule,
       ],

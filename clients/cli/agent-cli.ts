@@ -6,7 +6,7 @@
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
-import { AgentApiClient, ApiError, isTerminal, type Agent, type AuditRecord, type CreateAgentRequest, type Message, type Run, type Session } from '../ts/src/client';
+import { AgentApiClient, ApiError, isTerminal, type Agent, type AuditRecord, type CreateAgentRequest, type CreateWebhookRequest, type Message, type Run, type Session, type WebhookDelivery, type WebhookEndpoint } from '../ts/src/client';
 import { streamRunEvents, type AgentEvent } from '../ts/src/sse';
 
 const HELP = `agent-api - use the Agent API from the command line
@@ -28,6 +28,12 @@ Usage:
   agent-api agents create <agent> --file v.json   the next version of an API agent (admin)
   agent-api audit [--run id] [--session id] [--action a] [--actor subject] [--limit n] [--after id]
   agent-api audit --verify                        check the audit hash chain (admin)
+  agent-api webhooks list                         the tenant's webhook endpoints (admin)
+  agent-api webhooks create <url> [--events a,b] [--description d]
+                                                  a new endpoint (default events: every run.*
+                                                  type); prints its signing secret, shown only once
+  agent-api webhooks deliveries <endpoint> [--limit n] [--after id]
+                                                  an endpoint's recent deliveries, newest first
 
 Options:
   --url <url>      service URL   (env AGENT_API_URL, default http://127.0.0.1:3000)
@@ -136,6 +142,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
       steer: { type: 'boolean', default: false },
       file: { type: 'string' },
       version: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -273,6 +281,57 @@ export async function main(argv: string[], io: Io): Promise<number> {
       );
       if (page.has_more) print(c.dim(`next page: add --after ${page.last_id}\n`));
       return 0;
+    }
+    case 'webhooks': {
+      if (sub === 'list' || sub === undefined) {
+        const page = await client.listWebhooks({ limit });
+        if (values.json) return json(page), 0;
+        if (!page.data.length) return print('no webhook endpoints yet: agent-api webhooks create <url>\n'), 0;
+        print(table([['ID', 'URL', 'EVENTS', 'ENABLED', 'CREATED'], ...page.data.map((w: WebhookEndpoint) => [w.id, w.url, w.events.join(','), w.enabled ? 'yes' : 'no', w.created_at])]));
+        return 0;
+      }
+      if (sub === 'create') {
+        const url = need(rest[0], 'url: agent-api webhooks create <url> [--events a,b]');
+        const events = (values.events ?? 'run.completed,run.failed,run.cancelled,run.expired,run.terminated,run.requires_action')
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean) as CreateWebhookRequest['events'];
+        if (!events.length) throw new UsageError('--events needs at least one event type');
+        const w = await client.createWebhook({ url, events, ...(values.description ? { description: values.description } : {}) });
+        if (values.json) return json(w), 0;
+        print(`${w.id}\n`);
+        if (w.secret === null) {
+          // A replay of this request (same Idempotency-Key) after the secret was rotated or the endpoint deleted.
+          io.err.write(`webhook ${w.id}: its secret is no longer the one first shown (rotated or deleted since); rotate it to get a new one\n`);
+          return 1;
+        }
+        print(`secret ${w.secret}\n`);
+        io.err.write(c.dim(`created webhook ${w.id} for ${w.events.join(', ')}; keep the secret: it is shown only now (verify deliveries with standardwebhooks)\n`));
+        return 0;
+      }
+      if (sub === 'deliveries') {
+        const id = need(rest[0], 'endpoint id: agent-api webhooks deliveries <endpoint>');
+        const page = await client.listWebhookDeliveries(id, { limit, after: values.after });
+        if (values.json) return json(page), 0;
+        if (!page.data.length) return print('no deliveries yet\n'), 0;
+        print(
+          table([
+            ['ID', 'TYPE', 'OBJECT', 'STATUS', 'ATTEMPTS', 'LAST', 'NEXT ATTEMPT'],
+            ...page.data.map((d: WebhookDelivery) => [
+              d.id,
+              d.type,
+              d.object_id,
+              d.status,
+              String(d.attempts),
+              d.last_response_status !== null ? `HTTP ${d.last_response_status}` : (d.last_error ?? '-'),
+              d.next_attempt_at ?? '-',
+            ]),
+          ]),
+        );
+        if (page.has_more) print(c.dim(`next page: add --after ${page.last_id}\n`));
+        return 0;
+      }
+      throw new UsageError(`unknown: webhooks ${sub}`);
     }
     default:
       throw new UsageError(`unknown command "${command}"`);

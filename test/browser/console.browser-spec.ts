@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { createSession, script, startRun, userInput } from '../helpers/runs';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+import { WebhookReceiver } from '../helpers/webhook-receiver';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(__dirname, '..', 'artifacts');
@@ -131,6 +133,40 @@ describe('web console (/console) in Chromium', () => {
     await shot('4-audit');
   });
 
+  it('webhooks view (admin): creates an endpoint, shows its secret once, lists it with its recent deliveries', async () => {
+    const receiver = await new WebhookReceiver().start();
+    try {
+      await page.getByRole('link', { name: 'Webhooks', exact: true }).click();
+      await page.getByRole('heading', { name: 'Webhooks', exact: true }).waitFor();
+      await page.getByLabel('URL').fill(receiver.url);
+      await page.getByLabel('Description').fill('console test');
+      await page.getByRole('button', { name: 'Create endpoint' }).click();
+      const secret = (await page.locator('#webhook-secret-value').textContent()) ?? '';
+      expect(secret).toMatch(/^whsec_/);
+      receiver.secret = secret;
+      await expect(page.locator('.webhooks-table').textContent()).resolves.toContain(receiver.url);
+      await shot('5-webhooks');
+
+      const sid = await createSession(t, KEYS.memberA1);
+      const run = await startRun(t, KEYS.memberA1, sid, { input: userInput(script([{ text: 'notify me' }])), mode: 'sync' });
+      await receiver.waitFor('run.completed', run.body.id);
+      // The delivery log of the endpoint (re-read until the outcome is recorded).
+      const row = page.locator('.deliveries-table tbody tr', { hasText: 'run.completed' });
+      for (let i = 0; i < 40 && !(await row.filter({ hasText: 'delivered' }).count()); i++) {
+        await page.getByRole('link', { name: `Deliveries of ${receiver.url}` }).click();
+        await page.reload();
+        await page.locator('#webhook-deliveries').waitFor();
+      }
+      await expect(row.first().textContent()).resolves.toContain('HTTP 200');
+      // Shown once: a new render has no secret.
+      await expect(page.locator('#webhook-secret-value').count()).resolves.toBe(0);
+      expect(receiver.invalid).toEqual([]);
+      await shot('6-webhook-deliveries');
+    } finally {
+      await receiver.stop();
+    }
+  });
+
   it('members see no audit link', async () => {
     const member = await browser.newPage();
     try {
@@ -139,6 +175,7 @@ describe('web console (/console) in Chromium', () => {
       await member.getByRole('button', { name: 'Continue' }).click();
       await member.getByRole('heading', { name: 'Sessions' }).waitFor();
       await expect(member.getByRole('link', { name: 'Audit', exact: true }).isVisible()).resolves.toBe(false);
+      await expect(member.getByRole('link', { name: 'Webhooks', exact: true }).isVisible()).resolves.toBe(false);
     } finally {
       await member.close();
     }

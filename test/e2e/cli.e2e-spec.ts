@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
+import { WebhookReceiver } from '../helpers/webhook-receiver';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'clients', 'cli', 'agent-cli.js');
@@ -262,5 +263,43 @@ describe('agent-api CLI (child process against a test app)', () => {
     const member = await runCli(['audit'], { url: t.url, key: KEYS.memberA1 });
     expect(member.code).toBe(1);
     expect(member.stderr).toContain('forbidden');
+  });
+  it('webhooks: create prints the secret once, list shows the endpoint, deliveries show a delivered run.completed; members get forbidden', async () => {
+    const receiver = await new WebhookReceiver().start();
+    try {
+      const created = await runCli(['webhooks', 'create', receiver.url, '--events', 'run.completed,run.failed', '--description', 'cli'], { url: t.url });
+      expect(created.code).toBe(0);
+      const [id, secretLine] = created.stdout.trim().split('\n');
+      expect(id).toMatch(/^wh_[0-9A-Z]{26}$/);
+      expect(secretLine).toMatch(/^secret whsec_[A-Za-z0-9+/]{43}=$/);
+      receiver.secret = secretLine.slice('secret '.length);
+      const list = await runCli(['webhooks', 'list'], { url: t.url });
+      expect(list.code).toBe(0);
+      expect(list.stdout).toMatch(new RegExp(`${id}\\s+${receiver.url.replace(/[.]/g, '\\.')}\\s+run\\.completed,run\\.failed\\s+yes`));
+      expect(list.stdout).not.toContain('whsec_');
+
+      const session = await newSession();
+      const chat = await runCli(['chat', session, 'notify the hook'], { url: t.url });
+      expect(chat.code).toBe(0);
+      const runId = /run (run_[0-9A-Z]+)/.exec(chat.stderr)![1];
+      await receiver.waitFor('run.completed', runId);
+      let deliveries = '';
+      for (let i = 0; i < 100; i++) {
+        deliveries = (await runCli(['webhooks', 'deliveries', id], { url: t.url })).stdout;
+        if (/run\.completed\s+\S+\s+delivered/.test(deliveries)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(deliveries).toMatch(new RegExp(`whevt_\\w+\\s+run\\.completed\\s+${runId}\\s+delivered\\s+1\\s+HTTP 200`));
+      expect(receiver.invalid).toEqual([]);
+
+      const outside = await runCli(['webhooks', 'create', 'https://hooks.example.com/x'], { url: t.url });
+      expect(outside.code).toBe(1);
+      expect(outside.stderr).toContain('invalid_request');
+      const member = await runCli(['webhooks', 'list'], { url: t.url, key: KEYS.memberA1 });
+      expect(member.code).toBe(1);
+      expect(member.stderr).toContain('forbidden');
+    } finally {
+      await receiver.stop();
+    }
   });
 });

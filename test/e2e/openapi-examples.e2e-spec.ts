@@ -162,6 +162,10 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/v1/sessions/{id}', { id: s1.id });
     await tryItOut('post', '/v1/sessions/{id}', { id: s1.id });
 
+    // A webhook endpoint before the runs, so that its delivery log has entries further down.
+    const wh = (await tryItOut('post', '/v1/webhooks')).body;
+    expect(wh.secret).toMatch(/^whsec_/);
+
     // A run that waits for an approval: events, approvals, approve.
     const r1 = (await tryItOut('post', '/v1/sessions/{id}/runs', { id: s1.id }, { example: 'order' })).body;
     expect(r1.status).toBe('queued');
@@ -211,6 +215,13 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     }
     await tryItOut('get', '/v1/attachments/{id}/content', { id: att.id });
     await tryItOut('delete', '/v1/attachments/{id}', { id: att.id });
+
+    await tryItOut('get', '/v1/webhooks');
+    await tryItOut('get', '/v1/webhooks/{id}', { id: wh.id });
+    await tryItOut('get', '/v1/webhooks/{id}/deliveries', { id: wh.id });
+    await tryItOut('post', '/v1/webhooks/{id}', { id: wh.id });
+    await tryItOut('post', '/v1/webhooks/{id}/rotate_secret', { id: wh.id });
+    await tryItOut('delete', '/v1/webhooks/{id}', { id: wh.id });
 
     await tryItOut('get', '/v1/admin/audit');
     await tryItOut('get', '/v1/admin/audit/verify');

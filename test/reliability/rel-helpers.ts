@@ -131,6 +131,8 @@ export async function startNode(opts: StartOptions): Promise<NodeProcess> {
     DOCS_ENABLED: 'false',
     // Every node writing to one database shares the audit chain's key (README: AUDIT_HMAC_KEY).
     AUDIT_HMAC_KEY: 'reliability-suite-audit-key-0000000000000',
+    // ... and the key of the webhook secrets (README: WEBHOOK_SECRET_KEY).
+    WEBHOOK_SECRET_KEY: 'reliability-suite-webhook-key-00000000000',
     ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
     ...(opts.env ?? {}),
   };

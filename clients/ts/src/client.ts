@@ -31,6 +31,11 @@ export type Attachment = Schemas['AttachmentResponseDto'];
 export type AuditRecord = Schemas['AuditRecordResponseDto'];
 export type AuditVerifyResult = Schemas['AuditVerifyResponseDto'];
 export type ErrorBody = Schemas['ErrorBodyDto'];
+export type WebhookEndpoint = Schemas['WebhookResponseDto'];
+export type WebhookWithSecret = Schemas['WebhookWithSecretResponseDto'];
+export type CreateWebhookRequest = Schemas['CreateWebhookRequestDto'];
+export type UpdateWebhookRequest = Schemas['UpdateWebhookRequestDto'];
+export type WebhookDelivery = Schemas['WebhookDeliveryResponseDto'];
 
 /** A page of a collection (`{"object":"list","data":[...],"first_id","last_id","has_more"}`). */
 export interface ListPage<T> {
@@ -307,5 +312,30 @@ export class AgentApiClient {
   }
   verifyAudit(): Promise<AuditVerifyResult> {
     return this.request('GET', '/v1/admin/audit/verify');
+  }
+
+  // ---- admin webhooks
+  listWebhooks(query: ListQuery = {}): Promise<ListPage<WebhookEndpoint>> {
+    return this.request('GET', '/v1/webhooks', { query: query as RequestOptions['query'] });
+  }
+  /** The answer holds the signing secret (`whsec_...`), shown only here and by `rotateWebhookSecret`. */
+  createWebhook(body: CreateWebhookRequest, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<WebhookWithSecret> {
+    return this.request('POST', '/v1/webhooks', { body, ...opts });
+  }
+  getWebhook(id: string): Promise<WebhookEndpoint> {
+    return this.request('GET', `/v1/webhooks/${enc(id)}`);
+  }
+  updateWebhook(id: string, body: UpdateWebhookRequest): Promise<WebhookEndpoint> {
+    return this.request('POST', `/v1/webhooks/${enc(id)}`, { body });
+  }
+  deleteWebhook(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/webhooks/${enc(id)}`);
+  }
+  rotateWebhookSecret(id: string): Promise<WebhookWithSecret> {
+    return this.request('POST', `/v1/webhooks/${enc(id)}/rotate_secret`, { body: {} });
+  }
+  /** An endpoint's delivery log, newest first. */
+  listWebhookDeliveries(id: string, query: { after?: string; limit?: number } = {}): Promise<ListPage<WebhookDelivery>> {
+    return this.request('GET', `/v1/webhooks/${enc(id)}/deliveries`, { query });
   }
 }

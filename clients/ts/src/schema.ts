@@ -687,6 +687,95 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's webhook endpoints
+         * @description Admin only, own tenant only; ordered by id.
+         */
+        get: operations["Webhooks_list"];
+        put?: never;
+        /**
+         * Create a webhook endpoint
+         * @description Admin only. The tenant's runs and attachments notify `url` of the subscribed `events`. The answer holds the signing `secret`, shown only here (and by rotate_secret). A retry with the same Idempotency-Key replays the stored answer, secret included, byte-for-byte - but the secret is not stored with the key: the replay opens the endpoint's sealed secret, and only if it is still the one this answer showed. If the secret was rotated since (or the endpoint deleted), the replay is the stored answer with `secret: null` and header `Idempotent-Secret-Withheld: rotated` (or `deleted`): never a different secret; rotate the secret to get a usable one. Each delivery is a POST of `{"id":"whevt_...","type","created_at","tenant_id","data":{"object": <the Run or Attachment as GET returns it to an admin, read at the attempt>}}`, signed per Standard Webhooks: headers `webhook-id` (the same on every attempt: deduplicate by it), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256 of "{id}.{timestamp}.{body}" keyed with the base64-decoded secret>`. A non-2xx answer or none within 10 s is retried with exponential backoff and jitter (about WEBHOOK_RETRY_BASE_MS, doubling, at most 1 h apart) for 24 h, then the delivery is `failed`. Order is not guaranteed.
+         */
+        post: operations["Webhooks_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook endpoint */
+        get: operations["Webhooks_get"];
+        put?: never;
+        /**
+         * Update a webhook endpoint
+         * @description Only the fields given change.
+         */
+        post: operations["Webhooks_update"];
+        /**
+         * Delete a webhook endpoint
+         * @description Its pending deliveries go with it.
+         */
+        delete: operations["Webhooks_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An endpoint's delivery log
+         * @description Newest first: status, attempts, last response status, next attempt.
+         */
+        get: operations["Webhooks_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate the signing secret
+         * @description The answer holds the new secret (shown only here); attempts from now on are signed with it. A retry with the same Idempotency-Key replays the stored answer, secret included, byte-for-byte - but the secret is not stored with the key: the replay opens the endpoint's sealed secret, and only if it is still the one this answer showed. If the secret was rotated since (or the endpoint deleted), the replay is the stored answer with `secret: null` and header `Idempotent-Secret-Withheld: rotated` (or `deleted`): never a different secret; rotate the secret to get a usable one.
+         */
+        post: operations["Webhooks_rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1477,6 +1566,21 @@ export interface components {
             };
             /** @example Order O-1001 */
             title?: string | null;
+        };
+        CreateWebhookRequestDto: {
+            description?: string | null;
+            /**
+             * @example [
+             *       "run.completed",
+             *       "run.requires_action"
+             *     ]
+             */
+            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            /**
+             * @description Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400).
+             * @example https://hooks.example.com/agent-api
+             */
+            url: string;
         };
         DecideApprovalRequestDto: {
             /**
@@ -2773,6 +2877,14 @@ export interface components {
             /** @example Renamed */
             title?: string | null;
         };
+        UpdateWebhookRequestDto: {
+            description?: string | null;
+            /** @description A disabled endpoint gets no new deliveries; its pending ones become `failed` (endpoint_disabled). */
+            enabled?: boolean;
+            events?: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            /** @description Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400). */
+            url?: string;
+        };
         /** @description The run's usage so far. */
         Usage: {
             /**
@@ -2840,6 +2952,83 @@ export interface components {
              * @enum {string}
              */
             type: "usage";
+        };
+        WebhookDeliveryListResponseDto: {
+            data: components["schemas"]["WebhookDeliveryResponseDto"][];
+            first_id: string | null;
+            has_more: boolean;
+            last_id: string | null;
+            /** @enum {string} */
+            object: "list";
+        };
+        WebhookDeliveryResponseDto: {
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** @description The event id: the body `id` and the `webhook-id` header of every attempt. */
+            id: string;
+            /** @description Why the last attempt failed: http_<status>, timeout, network, too_large, url_not_allowed, endpoint_disabled, object_gone; render_failed or render_timeout when the payload could not be read (in time) and no request was made. */
+            last_error: string | null;
+            /** @description The first 256 characters of the last response body (nothing more is kept). */
+            last_response_excerpt: string | null;
+            last_response_status: number | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due (pending only).
+             */
+            next_attempt_at: string | null;
+            /** @enum {string} */
+            object: "webhook_delivery";
+            /** @description The run or attachment id. */
+            object_id: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** @enum {string} */
+            type: "run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected";
+            webhook_id: string;
+        };
+        WebhookListResponseDto: {
+            data: components["schemas"]["WebhookResponseDto"][];
+            first_id: string | null;
+            has_more: boolean;
+            last_id: string | null;
+            /** @enum {string} */
+            object: "list";
+        };
+        WebhookResponseDto: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            enabled: boolean;
+            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            /** @example wh_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            id: string;
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
+        };
+        WebhookWithSecretResponseDto: {
+            /** Format: date-time */
+            created_at: string;
+            description: string | null;
+            enabled: boolean;
+            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            /** @example wh_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            id: string;
+            /** @enum {string} */
+            object: "webhook_endpoint";
+            /**
+             * @description The signing secret (`whsec_` + base64 of 32 bytes): shown only here. Verify deliveries with it (Standard Webhooks). null only on a replay (same Idempotency-Key) after the secret was rotated or the endpoint deleted since: see the `Idempotent-Secret-Withheld` header.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw0X2K3vQ7J1c=
+             */
+            secret: string | null;
+            /** Format: date-time */
+            updated_at: string;
+            url: string;
         };
     };
     responses: never;
@@ -5824,6 +6013,595 @@ export interface operations {
             };
             /** @description Error envelope. code: `attachment_rejected` */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_list: {
+        parameters: {
+            query?: {
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequestDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    /** @description `true` on a replay of the stored answer (same Idempotency-Key). */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay only, when `secret` is null: `rotated` (the secret was rotated since the first answer) or `deleted` (the endpoint was deleted since). */
+                    "Idempotent-Secret-Withheld"?: "rotated" | "deleted";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecretResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_deliveries: {
+        parameters: {
+            query?: {
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Webhooks_rotate: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    /** @description `true` on a replay of the stored answer (same Idempotency-Key). */
+                    "Idempotent-Replayed"?: "true";
+                    /** @description On a replay only, when `secret` is null: `rotated` (the secret was rotated since the first answer) or `deleted` (the endpoint was deleted since). */
+                    "Idempotent-Secret-Withheld"?: "rotated" | "deleted";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecretResponseDto"];
+                };
+            };
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -48,6 +48,10 @@ describe('loadConfig', () => {
         redisUrl: null,
         redisKeyPrefix: 'agent-api:',
         redisNodeTtlMs: 15_000,
+        webhookRetryBaseMs: 1000,
+        webhookRetryWindowMs: 24 * 3_600_000,
+        // The 10 s attempt timeout plus a 10 s margin.
+        webhookLeaseMs: 20_000,
       });
     });
 
@@ -67,6 +71,7 @@ describe('loadConfig', () => {
 
   it('reads set values', () => {
     const c = loadConfig({
+      WEBHOOK_LEASE_MS: '15000',
       PORT: '8080',
       HOST: '127.0.0.1',
       DATABASE_URL: 'postgres://u@db:5432/app',
@@ -87,6 +92,7 @@ describe('loadConfig', () => {
       bodyMaxBytes: 2048,
       idempotencyTtlHours: 1,
       openaiBaseUrl: 'https://api.example.com/v1',
+      webhookLeaseMs: 15_000,
     });
   });
 
@@ -178,6 +184,8 @@ describe('loadConfig', () => {
     ['DB_POOL_SIZE', '1000'],
     ['BACKGROUND_SLICE_US', '-1'],
     ['BACKGROUND_SLICE_US', '100001'],
+    // Shorter than the 10 s attempt timeout plus the 5 s least margin: an attempt could outlive its lease.
+    ['WEBHOOK_LEASE_MS', '14999'],
   ])('rejects %s=%s', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -197,14 +205,21 @@ describe('loadConfig', () => {
     const PG = 'postgres://agent_api@db:5432/app';
 
     it('reads DATABASE_OWNER_URL (migrations only) and AUDIT_HMAC_KEY', () => {
-      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, NODE_ENV: 'production' });
+      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, WEBHOOK_SECRET_KEY: 'w'.repeat(32), NODE_ENV: 'production' });
       expect(c).toMatchObject({ databaseUrl: PG, databaseOwnerUrl: 'postgres://owner@db:5432/app', auditHmacKey: 'k'.repeat(32), production: true });
       expect(loadConfig({})).toMatchObject({ databaseOwnerUrl: null, auditHmacKey: null, production: false });
     });
 
     it('requires AUDIT_HMAC_KEY in production with DATABASE_URL, saying why and how to make one', () => {
       const problems = problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG });
-      expect(problems).toEqual([expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)')]);
+      expect(problems).toEqual([
+        expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('WEBHOOK_SECRET_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+      ]);
+      expect(problems[1]).toContain('openssl rand -base64 32');
+      expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), WEBHOOK_SECRET_KEY: 'short' })).toEqual([
+        expect.stringContaining('WEBHOOK_SECRET_KEY must be at least 32 characters'),
+      ]);
       expect(problems[0]).toContain('openssl rand -base64 32');
       // The embedded database keeps its generated key (in DATA_DIR); outside production a generated one is used with a warning.
       expect(() => loadConfig({ NODE_ENV: 'production' })).not.toThrow();

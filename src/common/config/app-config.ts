@@ -13,6 +13,14 @@ export interface ApiKeySeed {
   role: Role;
 }
 
+/** A webhook attempt waits this long for the receiver's answer, then is aborted (CONTRACT section 14). */
+export const WEBHOOK_ATTEMPT_TIMEOUT_MS = 10_000;
+/**
+ * The least a webhook claim's lease exceeds the attempt timeout by: the payload is rendered within
+ * that margin before the request starts (a request starts only with its full timeout left in the lease).
+ */
+export const WEBHOOK_LEASE_MIN_MARGIN_MS = 5_000;
+
 /** Validated configuration. Built once from the environment by `loadConfig`. */
 export class AppConfig {
   port!: number;
@@ -24,6 +32,17 @@ export class AppConfig {
   production!: boolean;
   /** Keys the audit hash chain (HMAC-SHA256); null: generated into DATA_DIR (see audit-hmac-key.ts). */
   auditHmacKey!: string | null;
+  /** Encrypts webhook signing secrets at rest (AES-256-GCM); null: generated into DATA_DIR (see webhook-secret-key.ts). */
+  webhookSecretKey!: string | null;
+  /** First webhook retry after about this long, doubling (CONTRACT section 14). */
+  webhookRetryBaseMs!: number;
+  /** A webhook delivery is retried for this long after the event, then `failed` (24 h). */
+  webhookRetryWindowMs!: number;
+  /**
+   * A claimed webhook delivery not recorded by then is presumed dead (its node crashed) and claimed
+   * again: the attempt timeout plus a margin (default 10 s + 10 s); no attempt outlives it.
+   */
+  webhookLeaseMs!: number;
   dataDir!: string;
   apiKeys!: ApiKeySeed[];
   apiKeysFromDefault!: boolean;
@@ -136,6 +155,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
         'write to the database without it can forge the trail. Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
     );
   }
+  c.webhookSecretKey = env.WEBHOOK_SECRET_KEY && env.WEBHOOK_SECRET_KEY.trim() !== '' ? env.WEBHOOK_SECRET_KEY.trim() : null;
+  if (c.webhookSecretKey !== null && c.webhookSecretKey.length < AUDIT_HMAC_KEY_MIN_LENGTH) {
+    problems.push(`WEBHOOK_SECRET_KEY must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
+  }
+  if (c.webhookSecretKey === null && c.production && c.databaseUrl) {
+    problems.push(
+      'WEBHOOK_SECRET_KEY is required in production (NODE_ENV=production with DATABASE_URL): it encrypts the webhook signing secrets at rest, ' +
+        'and every node must sign with the same secrets. Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
+    );
+  }
+  c.webhookRetryBaseMs = int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000);
+  c.webhookRetryWindowMs = int('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000, 1000, 7 * 24 * 3_600_000);
+  c.webhookLeaseMs = int('WEBHOOK_LEASE_MS', WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000, WEBHOOK_ATTEMPT_TIMEOUT_MS + WEBHOOK_LEASE_MIN_MARGIN_MS, 3_600_000);
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
   const level = str('LOG_LEVEL', 'info').toLowerCase();
   if (!levels.includes(level as LogLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}, got "${level}"`);

@@ -31,6 +31,7 @@ const RULES: Record<string, PathIdRule> = {
   messages: { valid: prefixed('msg'), code: 'message_not_found', message: () => 'message not found', detail: 'message_id' },
   attachments: { valid: prefixed('att'), code: 'attachment_not_found', message: () => 'attachment not found', detail: 'attachment_id' },
   approvals: { valid: prefixed('apr'), code: 'approval_not_found', message: () => 'approval not found', detail: 'approval_id' },
+  webhooks: { valid: prefixed('wh'), code: 'not_found', message: () => 'webhook not found', detail: 'webhook_id' },
   agents: { valid: /^[a-z0-9_-]{1,64}$/, code: 'agent_not_found', message: (id) => `agent "${id}" is not configured`, detail: 'agent_id' },
 };
 /** A parameter after a collection without a rule of its own: still never anything a query could choke on. */

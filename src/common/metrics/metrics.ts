@@ -10,8 +10,8 @@ export interface OutboxBacklog {
   oldestAgeSeconds: number;
 }
 
-/** Outboxes whose backlog is exported; `webhooks` is the place for the webhook deliveries (section 14) once they exist. */
-export type OutboxName = 'audit' | 'webhooks';
+/** Outboxes whose backlog is exported: audit records, integration events not yet taken, pending webhook deliveries. */
+export type OutboxName = 'audit' | 'integration_events' | 'webhooks';
 
 /** A backlog source is queried at most once per this (several scrapers, one cheap query). */
 export const OUTBOX_SCRAPE_MIN_INTERVAL_MS = 5_000;
@@ -43,6 +43,9 @@ export class Metrics {
   private readonly rateLimited: Counter<'route'>;
   private readonly idempotencyReplays: Counter<'route'>;
   private readonly deadlockRetries: Counter;
+  private readonly webhookAttempts: Counter<'outcome'>;
+  private readonly webhookFailures: Counter;
+  private readonly webhookLatency: Histogram<'outcome'>;
   private readonly outboxes = new Map<OutboxName, { source: ScrapeSource<OutboxBacklog>; at: number; last: OutboxBacklog | null; read: Promise<OutboxBacklog | null> }>();
   private openStreams: ScrapeSource<number> = () => 0;
   private runsByStatus: ScrapeSource<Record<string, number>> = () => null;
@@ -55,6 +58,24 @@ export class Metrics {
       help: 'HTTP request duration (SSE streams excluded), by method, route template and status',
       labelNames: ['method', 'route', 'status'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [this.registry],
+    });
+    this.webhookAttempts = new Counter({
+      name: 'agent_api_webhook_attempts_total',
+      help: 'Webhook delivery attempts made by this node, by outcome (delivered, http_error, timeout, network, too_large, not_allowed)',
+      labelNames: ['outcome'],
+      registers: [this.registry],
+    });
+    this.webhookFailures = new Counter({
+      name: 'agent_api_webhook_deliveries_failed_total',
+      help: 'Webhook deliveries this node gave up on (status failed: retries exhausted or not deliverable)',
+      registers: [this.registry],
+    });
+    this.webhookLatency = new Histogram({
+      name: 'agent_api_webhook_attempt_duration_seconds',
+      help: 'Duration of webhook delivery attempts (request sent to response read), by outcome',
+      labelNames: ['outcome'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [this.registry],
     });
     this.eventsAppended = new Counter({
@@ -176,7 +197,7 @@ export class Metrics {
     };
     new Gauge({
       name: 'agent_api_outbox_backlog',
-      help: 'Rows waiting in an outbox (audit: run-event and request records not yet chained), read at scrape time by a bounded query at most every 5 s',
+      help: 'Rows waiting in an outbox (audit: run-event and request records not yet chained; integration_events: run and attachment changes not yet fanned out to webhook deliveries; webhooks: deliveries pending), read at scrape time by a bounded query at most every 5 s',
       labelNames: ['outbox'],
       registers: [this.registry],
       async collect() {
@@ -245,6 +266,15 @@ export class Metrics {
 
   recordModelCall(model: string, outcome: string, seconds: number): void {
     this.modelCall.observe({ model, outcome }, seconds);
+  }
+
+  recordWebhookAttempt(outcome: string, seconds: number): void {
+    this.webhookAttempts.inc({ outcome });
+    this.webhookLatency.observe({ outcome }, seconds);
+  }
+
+  recordWebhookFailed(): void {
+    this.webhookFailures.inc();
   }
 
   recordToolCall(tool: string, ok: boolean, seconds: number): void {

@@ -152,6 +152,10 @@ export class Attachment {
   snapshot(): Readonly<AttachmentProps> {
     return { ...this.props };
   }
+  /** The events recorded since the aggregate was loaded (not consumed: see `pullEvents`). */
+  get recordedEvents(): readonly AttachmentDomainEvent[] {
+    return this.events;
+  }
   pullEvents(): AttachmentDomainEvent[] {
     const out = this.events;
     this.events = [];

@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { In } from 'typeorm';
+import { queryRows } from '../../../common/database/sql';
+import { guardedStatement } from '../../../common/database/statement';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { IntegrationEventOutbox } from '../../../common/outbox/integration-events';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { attachmentIntegrationEvents } from '../domain/attachment-integration-events';
 import { Attachment } from '../domain/attachment.aggregate';
 import { AttachmentRepository } from '../domain/attachment.repository';
 import { AttachmentOrmEntity } from './attachment.orm-entity';
@@ -29,7 +33,10 @@ function toDomain(row: AttachmentOrmEntity): Attachment {
 
 @Injectable()
 export class AttachmentTypeormRepository extends AttachmentRepository {
-  constructor(private readonly uow: UnitOfWork) {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly outbox: IntegrationEventOutbox,
+  ) {
     super();
   }
 
@@ -45,26 +52,33 @@ export class AttachmentTypeormRepository extends AttachmentRepository {
   async save(a: Attachment): Promise<void> {
     if (!a.isDirty) return;
     const s = a.snapshot();
-    const result = await this.repo
-      .createQueryBuilder()
-      .update(AttachmentOrmEntity)
-      .set({
-        filename: s.filename,
-        mediaType: s.mediaType,
-        sizeBytes: s.sizeBytes,
-        sha256: s.sha256,
-        status: s.status,
-        purpose: s.purpose,
-        rejectionReason: s.rejectionReason,
-        version: s.version,
-        expiresAt: s.expiresAt,
-        updatedAt: s.updatedAt,
+    // A scan verdict publishes its integration event in the same statement (only if the update matched).
+    const published = attachmentIntegrationEvents(s, a.recordedEvents);
+    const { sql, params } = guardedStatement({
+      guard: (p) => {
+        const [filename, mediaType, size, sha, status, purpose, reason, version, expires, updated, id, expected] = p.add(
+          s.filename,
+          s.mediaType,
+          s.sizeBytes,
+          s.sha256,
+          s.status,
+          s.purpose,
+          s.rejectionReason,
+          s.version,
+          s.expiresAt,
+          s.updatedAt,
+          s.id,
+          a.expectedVersion,
+        );
         // A state change ends any scan lease.
-        scanLeaseUntil: null,
-      })
-      .where('id = :id AND version = :expected', { id: s.id, expected: a.expectedVersion })
-      .execute();
-    if (result.affected !== 1) throw new ConcurrencyConflict('attachment', s.id, a.expectedVersion);
+        return `UPDATE attachments SET filename = ${filename}, media_type = ${mediaType}, size_bytes = ${size}, sha256 = ${sha}, status = ${status},
+                  purpose = ${purpose}, rejection_reason = ${reason}, version = ${version}, expires_at = ${expires}, updated_at = ${updated}, scan_lease_until = NULL
+                WHERE id = ${id} AND version = ${expected} RETURNING id`;
+      },
+      riders: published.length > 0 ? [this.outbox.afterGuard(published)] : [],
+    });
+    const rows = await queryRows(this.uow.manager, sql, params);
+    if (rows.length !== 1) throw new ConcurrencyConflict('attachment', s.id, a.expectedVersion);
   }
 
   async findById(id: string): Promise<Attachment | null> {

@@ -8,14 +8,39 @@ import { DomainError } from '../../../common/errors/domain-error';
 import { toErrorResponse } from '../../../common/errors/error-envelope';
 import { fingerprintOf, isStorableError, isValidIdempotencyKey, scopeOf } from '../domain/fingerprint';
 import { errorCodeInBody, noteErrorCode } from '../../../common/http/response-error-code';
-import { IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
+import { IdempotencyStore, SecretRef, StoredResponse } from '../domain/idempotency.store';
 
 /** What an operation answers: status, JSON body, extra headers. */
 export interface HttpOutcome {
   status: number;
   body: unknown;
   headers?: Record<string, string>;
+  /**
+   * With `IdempotencyOptions.secret`, when the body carries the secret: what identifies it (e.g.
+   * the endpoint id and the secret's version), stored in its place for a replay to resolve. Never
+   * the secret, nor anything it can be derived from.
+   */
+  secretRef?: SecretRef;
 }
+
+/**
+ * A response that carries a secret shown once (a webhook signing secret). Its key's record keeps
+ * the body with `field` set to null plus the outcome's `secretRef`, never the secret; a replay
+ * asks `rehydrate` for the secret the reference names.
+ */
+export interface SecretInResponse {
+  /** The top-level body field that holds the secret. */
+  field: string;
+  /**
+   * On a replay: the secret `ref` names when it is still the current one (decrypted from where the
+   * owning module keeps it sealed), else why not (e.g. `rotated`, `deleted`): the replay is then the
+   * stored body, `field` null, with header `Idempotent-Secret-Withheld: <reason>`, never another secret.
+   */
+  rehydrate: (ref: SecretRef) => Promise<{ secret: string } | { withheld: string }>;
+}
+
+/** The replay header saying why the stored response's secret was not filled back in. */
+export const SECRET_WITHHELD_HEADER = 'idempotent-secret-withheld';
 
 /**
  * An outcome that is only provisional when the transaction commits (e.g. a sync run's 202
@@ -42,6 +67,8 @@ export interface IdempotencyOptions {
    * the audit record close with one statement.
    */
   batch?: boolean;
+  /** The response carries a secret: it is not stored, a replay fills it back in (see `SecretInResponse`). */
+  secret?: SecretInResponse;
 }
 
 type Req = FastifyRequest & { principal?: Principal };
@@ -69,8 +96,8 @@ export class IdempotentExecutor {
     // outside 1..255 printable ASCII, 400 invalid_request below, on every route alike.
     if (key === undefined) {
       if (options.required) throw new DomainError('idempotency_key_required', 'this operation requires an Idempotency-Key header');
-      const { outcome, stored } = await this.unit(req, options, op, () => null);
-      return this.send(reply, isDeferred(outcome) ? this.toStored(await this.finalizeSafely(outcome)) : stored, false);
+      const { outcome, sent } = await this.unit(req, options, op, () => null);
+      return this.send(reply, isDeferred(outcome) ? this.toStored(await this.finalizeSafely(outcome)) : sent, false);
     }
     if (!isValidIdempotencyKey(key)) {
       throw new DomainError('invalid_request', 'Idempotency-Key must be 1 to 255 printable ASCII characters', {
@@ -90,11 +117,11 @@ export class IdempotentExecutor {
       // A fresh key (the usual case): the operation's writes, the key's record (completed at once,
       // never in progress) and the audit record are ONE statement; no claim round trip.
       try {
-        const { stored } = await this.unit(req, options, op, (out, response) => {
+        const { sent } = await this.unit(req, options, op, (out, response) => {
           if (isDeferred(out)) throw new Error('a batched operation cannot answer a provisional response');
           return this.store.insertCompleted(scope, fingerprint, response, ttlMs);
         });
-        return this.send(reply, stored, false);
+        return this.send(reply, sent, false);
       } catch {
         // Nothing was written. The key is taken (a retry: replay, conflict or in progress), or the
         // operation failed, and then what its key already holds decides (a replay wins over a new
@@ -104,7 +131,7 @@ export class IdempotentExecutor {
     const claim = await this.store.claim(scope, fingerprint, CLAIM_LOCK_MS, ttlMs);
     switch (claim.kind) {
       case 'replay':
-        return this.send(reply, claim.response, true);
+        return this.send(reply, await this.replayed(claim.response, options), true);
       case 'conflict':
         throw new DomainError('idempotency_conflict', 'this Idempotency-Key was used with a different request body', { idempotency_key: key });
       case 'in_progress':
@@ -116,7 +143,7 @@ export class IdempotentExecutor {
         break;
     }
 
-    let done: { outcome: HttpOutcome | DeferredOutcome; stored: StoredResponse };
+    let done: { outcome: HttpOutcome | DeferredOutcome; sent: StoredResponse };
     try {
       // After a failed batch, a transaction: an operation may need one to decide (a run that
       // omitted `concurrency` in a session whose default is steer reads the active run first).
@@ -134,7 +161,7 @@ export class IdempotentExecutor {
       throw err;
     }
     const { outcome } = done;
-    if (!isDeferred(outcome)) return this.send(reply, done.stored, false);
+    if (!isDeferred(outcome)) return this.send(reply, done.sent, false);
     const final = await this.finalizeSafely(outcome);
     const stored = this.toStored(final);
     await this.store.complete(claim.recordId, stored, 'completed').catch(() => undefined);
@@ -144,18 +171,21 @@ export class IdempotentExecutor {
   /**
    * Runs `op` as one unit of work (a batch or a transaction, see `IdempotencyOptions.batch`) that
    * ends with ONE statement holding `closing(outcome)` (the stored response) and the request's
-   * audit record (a final response only: a provisional one is recorded when it is sent).
+   * audit record (a final response only: a provisional one is recorded when it is sent). `sent`
+   * is what the client gets; what is stored and audited is `stored` (without a secret).
    */
   private async unit(
     req: Req,
     options: IdempotencyOptions,
     op: () => Promise<HttpOutcome | DeferredOutcome>,
     closing: (out: HttpOutcome | DeferredOutcome, response: StoredResponse) => BatchWrite | null,
-  ): Promise<{ outcome: HttpOutcome | DeferredOutcome; stored: StoredResponse }> {
+  ): Promise<{ outcome: HttpOutcome | DeferredOutcome; sent: StoredResponse }> {
     let audited = false;
     const body = async () => {
       const outcome = await op();
-      const stored = this.toStored(outcome);
+      if (options.secret && isDeferred(outcome)) throw new Error('a response with a secret cannot be provisional');
+      const sent = this.toStored(outcome);
+      const stored = options.secret ? this.withoutSecret(outcome, sent, options.secret) : sent;
       const writes: BatchWrite[] = [];
       const response = closing(outcome, stored);
       if (response) writes.push(response);
@@ -165,7 +195,7 @@ export class IdempotentExecutor {
         audited = record !== null;
       }
       await this.uow.write(...writes);
-      return { outcome, stored };
+      return { outcome, sent };
     };
     const done = options.batch ? await this.uow.batch(body) : await this.uow.run(body);
     if (audited) this.audit!.recorded(req);
@@ -178,6 +208,26 @@ export class IdempotentExecutor {
     } catch {
       return { status: outcome.status, body: outcome.body, headers: outcome.headers };
     }
+  }
+
+  /** The response to store for `sent`: its secret (if it carries one) replaced by null, and the outcome's reference to it. */
+  private withoutSecret(out: HttpOutcome, sent: StoredResponse, secret: SecretInResponse): StoredResponse {
+    const body = out.body as Record<string, unknown> | null | undefined;
+    if (body === null || typeof body !== 'object' || body[secret.field] === undefined || body[secret.field] === null) return sent;
+    if (!out.secretRef) throw new Error(`a response carrying "${secret.field}" needs a secretRef: the secret itself is never stored`);
+    // The spread keeps the field where it was, so a replay that fills it back in is byte-for-byte the original.
+    return { ...sent, body: JSON.stringify({ ...body, [secret.field]: null }), secretRef: out.secretRef };
+  }
+
+  /** A stored response as a replay sends it: a secret it referred to filled back in, if still current. */
+  private async replayed(r: StoredResponse, options: IdempotencyOptions): Promise<StoredResponse> {
+    if (!r.secretRef || r.body === null) return r;
+    if (!options.secret) throw new Error('a stored response refers to a secret, but the route resolves none');
+    const resolved = await options.secret.rehydrate(r.secretRef);
+    if ('withheld' in resolved) return { ...r, headers: { ...r.headers, [SECRET_WITHHELD_HEADER]: resolved.withheld } };
+    const body = JSON.parse(r.body) as Record<string, unknown>;
+    body[options.secret.field] = resolved.secret;
+    return { status: r.status, headers: r.headers, body: JSON.stringify(body) };
   }
 
   private toStored(out: HttpOutcome): StoredResponse {

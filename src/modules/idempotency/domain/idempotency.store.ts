@@ -1,11 +1,19 @@
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 
-/** A stored HTTP response. `body` is the exact JSON text sent (null for bodyless statuses). */
+/**
+ * A stored HTTP response. `body` is the exact JSON text sent (null for bodyless statuses), except
+ * that a secret the response carried is stored as null (`IdempotencyOptions.secret`): `secretRef`
+ * then names it (never the secret, nor anything it can be derived from) for the replay to fill in.
+ */
 export interface StoredResponse {
   status: number;
   body: string | null;
   headers: Record<string, string>;
+  secretRef?: SecretRef | null;
 }
+
+/** What identifies a secret without revealing it (e.g. a webhook endpoint id and the secret's version). */
+export type SecretRef = Record<string, string | number>;
 
 export interface IdempotencyScope {
   tenantId: string;

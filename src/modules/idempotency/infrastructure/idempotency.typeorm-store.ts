@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
-import { ClaimResult, IdempotencyKeyTaken, IdempotencyScope, IdempotencyStore, StoredResponse } from '../domain/idempotency.store';
+import { ClaimResult, IdempotencyKeyTaken, IdempotencyScope, IdempotencyStore, SecretRef, StoredResponse } from '../domain/idempotency.store';
 
 interface RecordRow {
   id: string;
@@ -11,6 +11,7 @@ interface RecordRow {
   response_status: number | null;
   response_body: string | null;
   response_headers: Record<string, string> | null;
+  response_secret_ref: SecretRef | string | null;
   locked_until: Date;
   expires_at: Date;
 }
@@ -34,7 +35,7 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
       if (inserted.length === 1) return { kind: 'claimed', recordId: String(inserted[0].id) };
 
       const rows: Array<RecordRow & { expired: boolean; lock_expired: boolean }> = await m.query(
-        `SELECT id, fingerprint, state, response_status, response_body, response_headers, locked_until, expires_at,
+        `SELECT id, fingerprint, state, response_status, response_body, response_headers, response_secret_ref, locked_until, expires_at,
                 expires_at <= now() AS expired, locked_until <= now() AS lock_expired
            FROM idempotency_records WHERE tenant_id = $1 AND subject_id = $2 AND scope = $3 AND idem_key = $4`,
         [s.tenantId, s.subjectId, s.scope, s.key],
@@ -50,7 +51,12 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
       if (row.state === 'completed' || (row.state === 'committed' && row.lock_expired)) {
         return {
           kind: 'replay',
-          response: { status: row.response_status!, body: row.response_body, headers: row.response_headers ?? {} },
+          response: {
+            status: row.response_status!,
+            body: row.response_body,
+            headers: row.response_headers ?? {},
+            secretRef: typeof row.response_secret_ref === 'string' ? (JSON.parse(row.response_secret_ref) as SecretRef) : row.response_secret_ref,
+          },
         };
       }
       if (row.state === 'in_progress' && row.lock_expired) {
@@ -76,10 +82,21 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
   insertCompleted(s: IdempotencyScope, fingerprint: string, r: StoredResponse, ttlMs: number): BatchWrite {
     return {
       ctes: (p) => {
-        const [tenant, subject, scope, key, fp, status, body, headers, ttl] = p.add(s.tenantId, s.subjectId, s.scope, s.key, fingerprint, r.status, r.body, toJsonb(r.headers), String(ttlMs));
+        const [tenant, subject, scope, key, fp, status, body, headers, ref, ttl] = p.add(
+          s.tenantId,
+          s.subjectId,
+          s.scope,
+          s.key,
+          fingerprint,
+          r.status,
+          r.body,
+          toJsonb(r.headers),
+          r.secretRef ? toJsonb(r.secretRef) : null,
+          String(ttlMs),
+        );
         return `idem_insert AS (
-          INSERT INTO idempotency_records (tenant_id, subject_id, scope, idem_key, fingerprint, state, response_status, response_body, response_headers, locked_until, expires_at)
-          VALUES (${tenant}, ${subject}, ${scope}, ${key}, ${fp}, 'completed', ${status}, ${body}, ${headers}::jsonb, now(), now() + (${ttl} || ' milliseconds')::interval)
+          INSERT INTO idempotency_records (tenant_id, subject_id, scope, idem_key, fingerprint, state, response_status, response_body, response_headers, response_secret_ref, locked_until, expires_at)
+          VALUES (${tenant}, ${subject}, ${scope}, ${key}, ${fp}, 'completed', ${status}, ${body}, ${headers}::jsonb, ${ref}::jsonb, now(), now() + (${ttl} || ' milliseconds')::interval)
           ON CONFLICT (tenant_id, subject_id, scope, idem_key) DO NOTHING
           RETURNING id
         )`;
@@ -93,10 +110,10 @@ export class IdempotencyTypeormStore extends IdempotencyStore {
   completion(recordId: string, r: StoredResponse, state: 'completed' | 'committed', lockMs = 0): BatchWrite {
     return {
       ctes: (p) => {
-        const [id, st, status, body, headers, lock] = p.add(recordId, state, r.status, r.body, toJsonb(r.headers), String(lockMs));
+        const [id, st, status, body, headers, ref, lock] = p.add(recordId, state, r.status, r.body, toJsonb(r.headers), r.secretRef ? toJsonb(r.secretRef) : null, String(lockMs));
         return `idem_complete AS (
           UPDATE idempotency_records
-             SET state = ${st}, response_status = ${status}, response_body = ${body}, response_headers = ${headers}::jsonb,
+             SET state = ${st}, response_status = ${status}, response_body = ${body}, response_headers = ${headers}::jsonb, response_secret_ref = ${ref}::jsonb,
                  locked_until = now() + (${lock} || ' milliseconds')::interval
            WHERE id = ${id}
         )`;

@@ -106,6 +106,24 @@ describe('Run aggregate', () => {
     expect(r.hasChanges).toBe(true);
   });
 
+  it('records the statuses it moved into since the last save (for integration events); markSaved drops only those the save took', () => {
+    const r = newRun();
+    r.markSaved();
+    expect(r.unsavedStatusChanges).toEqual([]);
+    r.start(new Date('2026-01-01T00:00:01Z'));
+    r.streamDelta('msg_2', 'x'); // no move
+    r.wait('waiting_for_tool', 'client_tool');
+    expect(r.unsavedStatusChanges).toEqual(['running', 'waiting_for_tool']);
+    const taken = r.unsavedStatusChanges.length;
+    r.resume(); // during the write
+    r.markSaved(r.unsavedEvents.length, 0, taken);
+    expect(r.unsavedStatusChanges).toEqual(['running']);
+    r.finish('completed', {}, new Date('2026-01-01T00:00:02Z'));
+    expect(r.unsavedStatusChanges).toEqual(['running', 'completed']);
+    r.markSaved();
+    expect(r.unsavedStatusChanges).toEqual([]);
+  });
+
   it('reading the unsaved events does not take them: they stay pending until markSaved (a failed write loses none)', () => {
     const r = newRun();
     r.start(new Date('2026-01-01T00:00:01Z'));

@@ -244,12 +244,19 @@ export class Run {
    * After a successful conditional write: the saved version becomes the next condition, and the
    * first `savedEvents` unsaved events (those the write took) are no longer pending.
    */
-  markSaved(savedEvents = this.events.length, savedTaken = this.taken.length): void {
+  markSaved(savedEvents = this.events.length, savedTaken = this.taken.length, savedStatusChanges = this.statusChanges.length): void {
     this.loadedVersion = this.props.version;
     this.dirty = false;
     this.events = this.events.slice(savedEvents);
     this.taken = this.taken.slice(savedTaken);
+    this.statusChanges = this.statusChanges.slice(savedStatusChanges);
   }
+
+  /** The statuses the run moved into since the last save, in order (a save writes their integration events). */
+  get unsavedStatusChanges(): readonly RunStatus[] {
+    return this.statusChanges;
+  }
+  private statusChanges: RunStatus[] = [];
 
   /** Epoch ms of the deadline (from started_at), or null before the start. */
   deadline(): number | null {
@@ -275,6 +282,7 @@ export class Run {
       const next = evolve(before, e);
       if (e.type === 'finished' && before.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
       if (e.type === 'input_taken') this.taken.push(e.message_id);
+      if (next.status !== before.status) this.statusChanges.push(next.status);
       this.props = next;
       this.events.push(...publicEvents(before, e, next));
     }

@@ -9,6 +9,8 @@ import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventAppendParts } from '../../events/infrastructure/event-append-parts';
+import { IntegrationEventOutbox } from '../../../common/outbox/integration-events';
+import { runIntegrationEvents } from '../domain/run-integration-events';
 import { Run, SteeredInput } from '../domain/run.aggregate';
 import { RunInputCommit, RunReadView, RunRepository, SessionDefaultConcurrency, StepCommit } from '../domain/run.repository';
 import { TERMINAL_STATUSES } from '../domain/run-status';
@@ -42,6 +44,7 @@ export class RunTypeormRepository extends RunRepository {
     private readonly eventParts: EventAppendParts,
     private readonly messageParts: MessageStatementParts,
     private readonly sessions: SessionRepository,
+    private readonly outbox: IntegrationEventOutbox,
   ) {
     super();
     this.entitySql = new EntitySql(uow.dataSource, RunOrmEntity);
@@ -94,6 +97,9 @@ export class RunTypeormRepository extends RunRepository {
     const columns = this.columns().filter((c) => c.updatable && (row.leaseOwner === null || !c.lease));
     // Steered inputs the run took leave its inbox; those steered meanwhile stay (no version change).
     const taken = [...run.takenInputs];
+    // Moves into a notified status (terminal, or waiting for a human) publish integration events.
+    const statusChanges = run.unsavedStatusChanges.length;
+    const published = statusChanges > 0 ? runIntegrationEvents(run.propsForPersistence(), run.unsavedStatusChanges) : [];
     // A message append takes the session's next slot: the session row is locked before the run row.
     const lockSession = commit.message?.kind === 'append';
     // The guard: the versioned UPDATE. Plain SQL: TypeORM's query builders were ~20% of the CPU
@@ -121,6 +127,7 @@ export class RunTypeormRepository extends RunRepository {
     const riders: GuardedRider[] = [];
     if (commit.message) riders.push(this.messageParts.afterGuard(commit.message, lockSession ? settle : undefined));
     if (settle && !lockSession) riders.push(this.messageParts.sessionAfterGuard(run.owner.sessionId, settle));
+    if (published.length > 0) riders.push(this.outbox.afterGuard(published));
     // The conditional UPDATE, the other writes and the events in one statement: nothing without the update.
     const tail = events.length > 0 ? this.eventParts.appendAfterGuard(run.owner, events) : undefined;
     const { sql, params } = guardedStatement({ guard, riders, tail });
@@ -129,7 +136,7 @@ export class RunTypeormRepository extends RunRepository {
       const matched = tail ? (await tail.complete(rows)) !== null : rows.length === 1;
       if (!matched) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
-    run.markSaved(events.length, taken.length);
+    run.markSaved(events.length, taken.length, statusChanges);
   }
 
   /** An ending run's change to its session row: `active_run_id` to the session's next active run. */

@@ -1,0 +1,170 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { AppConfig, WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../../common/config/app-config';
+import { Metrics } from '../../../common/metrics/metrics';
+import { OutboundError, OutboundHttpClient } from '../../../common/outbound/outbound-http';
+import { nextRetryAt } from '../domain/webhook-events';
+import { signWebhook, WebhookSecretBox } from '../domain/webhook-signature';
+import { ClaimedDelivery, WebhookDeliveryQueue } from '../domain/webhook.repository';
+import { WebhookPayloads } from './webhook-payloads';
+
+const POLL_MS = 250;
+const BATCH = 16;
+/** Integration events taken out of the outbox per statement. */
+const FAN_OUT_BATCH = 500;
+/**
+ * Kept between the end of an attempt's request at the latest and the end of its lease
+ * (`WEBHOOK_LEASE_MS`, counted by the database from the claim statement).
+ */
+const LEASE_GUARD_MS = 1_000;
+/** What is kept of a response body. */
+const EXCERPT_CHARS = 256;
+/** Receivers answer with small bodies; anything larger is cut off (and only the excerpt is kept). */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+/**
+ * Delivers webhooks, on every node. Each round first turns integration events (the outbox the
+ * runs and attachments modules write with their changes) into deliveries, one per subscribed
+ * endpoint, in the statement that takes them (SKIP LOCKED); then claims due deliveries with `FOR UPDATE SKIP LOCKED`
+ * (one statement, which also counts the attempt and leases the row), POSTs each through the
+ * guarded outbound client, signed per Standard Webhooks (the same `webhook-id` on every attempt,
+ * a fresh timestamp and signature), then records the outcome: `delivered` on 2xx, else the next
+ * attempt after an exponential backoff with jitter, or `failed` once the retry window is over.
+ */
+@Injectable()
+export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('WebhookDeliveryWorker');
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private readonly stop = new AbortController();
+
+  constructor(
+    private readonly store: WebhookDeliveryQueue,
+    private readonly payloads: WebhookPayloads,
+    private readonly box: WebhookSecretBox,
+    private readonly http: OutboundHttpClient,
+    private readonly config: AppConfig,
+    @Optional() private readonly metrics?: Metrics,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.metrics?.setOutboxSource('webhooks', () =>
+      this.store.backlog().catch((err: Error) => {
+        this.logger.warn(`metrics: webhook backlog not refreshed: ${err.message}`);
+        return null;
+      }),
+    );
+    if (this.config.workerEnabled) this.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.stop.abort();
+    this.wake?.();
+    await this.loop;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let busy = false;
+      try {
+        const taken = await this.store.fanOut(FAN_OUT_BATCH);
+        const claimed = await this.deliverDue();
+        busy = taken === FAN_OUT_BATCH || claimed === BATCH;
+      } catch (err) {
+        if (this.running) this.logger.error(`webhook delivery round failed: ${(err as Error).message}`);
+      }
+      if (!busy && this.running) await this.idle();
+    }
+  }
+
+  private idle(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, POLL_MS);
+      timer.unref();
+      const self = this;
+      function done() {
+        clearTimeout(timer);
+        self.wake = null;
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+
+  /**
+   * One round: claims what is due and attempts it; returns how many were claimed. A claim leases
+   * the row for `WEBHOOK_LEASE_MS` (the attempt timeout plus a margin): a node that dies
+   * mid-attempt leaves it to another node after that. No attempt outlives its lease: the lease is
+   * counted from before the claim statement, and a request starts only if its whole timeout (it
+   * is aborted then) ends `LEASE_GUARD_MS` before the lease does.
+   */
+  async deliverDue(): Promise<number> {
+    const leaseMs = this.config.webhookLeaseMs;
+    const claiming = performance.now();
+    const claimed = await this.store.claimDue(BATCH, leaseMs);
+    const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
+    await Promise.all(claimed.map((c) => this.attempt(c, requestsStartBy)));
+    return claimed.length;
+  }
+
+  private async attempt({ delivery: d, endpoint }: ClaimedDelivery, startBy: number): Promise<void> {
+    const fail = async (error: string) => {
+      await this.store.recordAttempt(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null });
+      this.metrics?.recordWebhookFailed();
+    };
+    if (!endpoint) return; // deleted: the row went with it (ON DELETE CASCADE)
+    if (!endpoint.enabled) return fail('endpoint_disabled');
+    let body: string | null;
+    try {
+      body = await this.payloads.render(d);
+    } catch (err) {
+      this.logger.warn(`webhook ${d.id}: payload not rendered, will retry: ${(err as Error).message}`);
+      return this.retryOrFail(d, null, 'render_failed', null);
+    }
+    if (body === null) return fail('object_gone');
+    // Rendering was slow (a loaded database): the request could outlive the lease, and another
+    // node might post the event while this one still waits. Try again later instead.
+    if (performance.now() > startBy) return this.retryOrFail(d, null, 'render_timeout', null);
+    const secret = this.box.open(endpoint.sealedSecret);
+    const headers = { 'content-type': 'application/json', 'user-agent': 'agent-api-webhooks', ...signWebhook(secret, d.id, Math.floor(Date.now() / 1000), body) };
+    const started = performance.now();
+    try {
+      const res = await this.http.request({
+        url: endpoint.url,
+        method: 'POST',
+        headers,
+        body,
+        timeoutMs: WEBHOOK_ATTEMPT_TIMEOUT_MS,
+        signal: this.stop.signal,
+        maxBodyBytes: MAX_RESPONSE_BYTES,
+      });
+      const excerpt = res.body.subarray(0, EXCERPT_CHARS * 4).toString('utf8').slice(0, EXCERPT_CHARS);
+      const ok = res.status >= 200 && res.status < 300;
+      this.metrics?.recordWebhookAttempt(ok ? 'delivered' : 'http_error', res.durationMs / 1000);
+      if (ok) {
+        await this.store.recordAttempt(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null });
+      } else {
+        await this.retryOrFail(d, res.status, `http_${res.status}`, excerpt);
+      }
+    } catch (err) {
+      if (!(err instanceof OutboundError)) throw err;
+      if (err.kind === 'aborted') return; // shutting down: the lease runs out and another attempt follows
+      this.metrics?.recordWebhookAttempt(err.kind, (performance.now() - started) / 1000);
+      if (err.kind === 'not_allowed') return fail('url_not_allowed');
+      await this.retryOrFail(d, null, err.kind, null);
+    }
+  }
+
+  private async retryOrFail(d: ClaimedDelivery['delivery'], responseStatus: number | null, error: string, excerpt: string | null): Promise<void> {
+    const next = nextRetryAt(d.attempts, d.createdAt, new Date(), this.config.webhookRetryBaseMs, this.config.webhookRetryWindowMs);
+    await this.store.recordAttempt(d.id, d.attempts, { status: next ? 'pending' : 'failed', responseStatus, error, excerpt, nextAttemptAt: next });
+    if (!next) this.metrics?.recordWebhookFailed();
+  }
+}

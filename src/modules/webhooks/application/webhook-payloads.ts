@@ -1,0 +1,37 @@
+import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { Principal } from '../../../common/auth/principal';
+import { DomainError } from '../../../common/errors/domain-error';
+import { toAttachmentResponse } from '../../attachments/api/dto/attachment.response.dto';
+import { GetAttachmentQuery } from '../../attachments/application/queries/get-attachment/get-attachment.query';
+import { RunViews } from '../../runs/application/run-views';
+import { WebhookDelivery } from '../domain/webhook-events';
+
+/**
+ * The body of a delivery: `{id, type, created_at, tenant_id, data: {object}}`, where `object` is
+ * the Run or Attachment as `GET` returns it to an admin of the tenant, read through the owning
+ * module's query at the time of the attempt (not a snapshot: a retried `run.requires_action` may
+ * show the run already past it - `type` and `created_at` say what happened when). Null when
+ * the object no longer exists (its session was deleted).
+ */
+@Injectable()
+export class WebhookPayloads {
+  constructor(
+    private readonly runs: RunViews,
+    private readonly queries: QueryBus,
+  ) {}
+
+  async render(d: WebhookDelivery): Promise<string | null> {
+    const principal: Principal = { tenantId: d.tenantId, subjectId: 'webhooks', role: 'admin', keyId: 'webhooks' };
+    let object: unknown;
+    try {
+      object = d.eventType.startsWith('run.')
+        ? await this.runs.get(principal, d.objectId)
+        : toAttachmentResponse(await this.queries.execute(new GetAttachmentQuery(principal, d.objectId)));
+    } catch (err) {
+      if (err instanceof DomainError && (err.code === 'run_not_found' || err.code === 'attachment_not_found')) return null;
+      throw err;
+    }
+    return JSON.stringify({ id: d.id, type: d.eventType, created_at: d.createdAt.toISOString(), tenant_id: d.tenantId, data: { object } });
+  }
+}

@@ -1,0 +1,64 @@
+import { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './webhook-events';
+import type { OutboxBacklog } from '../../../common/metrics/metrics';
+
+export interface EndpointPatch {
+  url?: string;
+  events?: string[];
+  description?: string | null;
+  enabled?: boolean;
+  sealedSecret?: string;
+}
+
+export interface Page<T> {
+  items: T[];
+  hasMore: boolean;
+}
+
+/** Port: the tenant's endpoints and their delivery log (every method is scoped to the tenant). */
+export abstract class WebhookEndpointRepository {
+  abstract insert(e: WebhookEndpoint, sealedSecret: string): Promise<void>;
+  /** Ordered by id; `after` is an endpoint id of the previous page. */
+  abstract list(tenantId: string, after: string | undefined, limit: number): Promise<Page<WebhookEndpoint>>;
+  abstract find(tenantId: string, id: string): Promise<WebhookEndpoint | null>;
+  /** The endpoint's sealed signing secret and its version; null when the tenant has no such endpoint. */
+  abstract sealedSecret(tenantId: string, id: string): Promise<{ sealedSecret: string; secretVersion: number } | null>;
+  /** Only the fields given change (a new `sealedSecret` increments `secret_version`); null when the tenant has no such endpoint. */
+  abstract update(tenantId: string, id: string, patch: EndpointPatch): Promise<WebhookEndpoint | null>;
+  /** False when the tenant has no such endpoint; its deliveries go with it. */
+  abstract delete(tenantId: string, id: string): Promise<boolean>;
+  /** Newest first; `after` is a delivery id of the previous page. */
+  abstract deliveries(tenantId: string, endpointId: string, after: string | undefined, limit: number): Promise<Page<WebhookDelivery>>;
+}
+
+export interface ClaimedDelivery {
+  delivery: WebhookDelivery;
+  endpoint: (WebhookEndpoint & { sealedSecret: string }) | null;
+}
+
+export interface AttemptOutcome {
+  status: DeliveryStatus;
+  responseStatus: number | null;
+  error: string | null;
+  excerpt: string | null;
+  nextAttemptAt: Date | null;
+}
+
+/** Port: the delivery queue the worker drains (all tenants). */
+export abstract class WebhookDeliveryQueue {
+  /**
+   * Takes up to `limit` integration events out of the outbox and queues one delivery per enabled
+   * endpoint of the event's tenant subscribed to its type, in ONE statement (an event no endpoint
+   * wants is dropped). Returns how many events were taken.
+   */
+  abstract fanOut(limit: number): Promise<number>;
+  /**
+   * Claims up to `limit` due deliveries in one statement (`FOR UPDATE SKIP LOCKED`: two nodes
+   * never claim the same row): counts the attempt and moves `next_attempt_at` past the lease, so
+   * a node that dies mid-attempt leaves the row to be claimed again once the lease has passed.
+   */
+  abstract claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  /** The outcome of the attempt that claimed the row (`attempts` as claimed: a later claim of a presumed-dead attempt wins). */
+  abstract recordAttempt(id: string, attempts: number, outcome: AttemptOutcome): Promise<void>;
+  /** Pending deliveries (counted up to a bound) and the age of the oldest. */
+  abstract backlog(): Promise<OutboxBacklog>;
+}
