@@ -1,8 +1,7 @@
-import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { AppConfig, AUDIT_HMAC_KEY_MIN_LENGTH } from './app-config';
+import { AppConfig } from './app-config';
+import { readOrCreateKeyFile } from './generated-key-file';
 
 /** The generated key's file under DATA_DIR. */
 export const AUDIT_HMAC_KEY_FILE = 'audit-hmac.key';
@@ -22,7 +21,7 @@ export function resolveAuditHmacKey(config: Pick<AppConfig, 'auditHmacKey' | 'da
   const cached = resolved.get(config.dataDir);
   if (cached) return cached;
   const file = join(config.dataDir, AUDIT_HMAC_KEY_FILE);
-  const key = readOrCreate(file);
+  const key = Buffer.from(readOrCreateKeyFile(file, 'audit key'), 'utf8');
   if (config.databaseUrl) {
     new Logger('AuditKey').warn(
       `AUDIT_HMAC_KEY is not set: the audit chain is keyed with ${file} (generated). Every node writing to this database needs the same key: ` +
@@ -31,29 +30,4 @@ export function resolveAuditHmacKey(config: Pick<AppConfig, 'auditHmacKey' | 'da
   }
   resolved.set(config.dataDir, key);
   return key;
-}
-
-function readOrCreate(file: string): Buffer {
-  try {
-    return checked(readFileSync(file, 'utf8'), file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(join(file, '..'), { recursive: true });
-  const generated = randomBytes(32).toString('base64url');
-  try {
-    // 'wx': two processes starting at once on one DATA_DIR keep the first one's key.
-    writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return checked(readFileSync(file, 'utf8'), file);
-  }
-  return Buffer.from(generated, 'utf8');
-}
-
-function checked(text: string, file: string): Buffer {
-  const key = text.trim();
-  if (key.length < AUDIT_HMAC_KEY_MIN_LENGTH) throw new Error(`${file} holds no usable audit key (under ${AUDIT_HMAC_KEY_MIN_LENGTH} characters)`);
-  return Buffer.from(key, 'utf8');
 }

@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
-import { AppConfig, AUDIT_HMAC_KEY_MIN_LENGTH } from './app-config';
+import { AppConfig } from './app-config';
+import { readOrCreateKeyFile } from './generated-key-file';
 
 /** The generated key's file under DATA_DIR. */
 export const WEBHOOK_SECRET_KEY_FILE = 'webhook-secret.key';
@@ -20,7 +20,7 @@ export function resolveWebhookSecretKey(config: Pick<AppConfig, 'webhookSecretKe
   const cached = resolved.get(config.dataDir);
   if (cached) return cached;
   const file = join(config.dataDir, WEBHOOK_SECRET_KEY_FILE);
-  const key = derive(readOrCreate(file));
+  const key = derive(readOrCreateKeyFile(file, 'webhook key'));
   if (config.databaseUrl) {
     new Logger('WebhookKey').warn(
       `WEBHOOK_SECRET_KEY is not set: webhook secrets are encrypted with ${file} (generated). Every node of this database needs the same key: ` +
@@ -33,28 +33,4 @@ export function resolveWebhookSecretKey(config: Pick<AppConfig, 'webhookSecretKe
 
 function derive(text: string): Buffer {
   return createHash('sha256').update(text, 'utf8').digest();
-}
-
-function readOrCreate(file: string): string {
-  try {
-    return checked(readFileSync(file, 'utf8'), file);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  mkdirSync(join(file, '..'), { recursive: true });
-  const generated = randomBytes(32).toString('base64url');
-  try {
-    writeFileSync(file, `${generated}\n`, { mode: 0o600, flag: 'wx' });
-    chmodSync(file, 0o600);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return checked(readFileSync(file, 'utf8'), file);
-  }
-  return generated;
-}
-
-function checked(text: string, file: string): string {
-  const key = text.trim();
-  if (key.length < AUDIT_HMAC_KEY_MIN_LENGTH) throw new Error(`${file} holds no usable webhook key (under ${AUDIT_HMAC_KEY_MIN_LENGTH} characters)`);
-  return key;
 }
