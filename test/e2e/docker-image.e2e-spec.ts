@@ -118,8 +118,9 @@ describe('the Docker image (file layout replayed from the Dockerfile)', () => {
   });
 
   it('serves /console, /docs and the API with API_KEYS set, starts quietly, and logs runs and error codes', async () => {
-    // The image runs with NODE_ENV=production: with DATABASE_URL it needs AUDIT_HMAC_KEY, as compose passes it.
-    proc = runImage(layout, { PORT: '0', API_KEYS: `${KEY}:tenant_img:user_img:admin`, ...(db ? { DATABASE_URL: db.url, AUDIT_HMAC_KEY: 'docker-image-test-audit-key-0123456789abcdef' } : {}) });
+    // The image runs with NODE_ENV=production: with DATABASE_URL it needs AUDIT_HMAC_KEY and WEBHOOK_SECRET_KEY, as compose passes them.
+    const keys = { AUDIT_HMAC_KEY: 'docker-image-test-audit-key-0123456789abcdef', WEBHOOK_SECRET_KEY: 'docker-image-test-webhook-key-0123456789abcdef' };
+    proc = runImage(layout, { PORT: '0', API_KEYS: `${KEY}:tenant_img:user_img:admin`, ...(db ? { DATABASE_URL: db.url, ...keys } : {}) });
     const url = await waitForListening(proc);
     const startup = logLines(proc);
 
