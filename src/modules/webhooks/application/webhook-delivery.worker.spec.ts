@@ -24,8 +24,8 @@ class OneClaimQueue extends WebhookDeliveryQueue {
     this.claim = null;
     return c ? [c] : [];
   }
-  async recordAttempt(id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
-    this.recorded.push({ id, attempts, outcome });
+  async recordAttempts(attempts: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>): Promise<void> {
+    this.recorded.push(...attempts);
   }
   async backlog() {
     return { rows: 0, oldestAgeSeconds: 0 };

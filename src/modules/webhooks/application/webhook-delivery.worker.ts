@@ -1,10 +1,11 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { AppConfig, WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../../common/config/app-config';
+import { DbPriority } from '../../../common/database/db-priority';
 import { Metrics } from '../../../common/metrics/metrics';
 import { OutboundError, OutboundHttpClient } from '../../../common/outbound/outbound-http';
 import { nextRetryAt } from '../domain/webhook-events';
 import { signWebhook, WebhookSecretBox } from '../domain/webhook-signature';
-import { ClaimedDelivery, WebhookDeliveryQueue } from '../domain/webhook.repository';
+import { AttemptOutcome, ClaimedDelivery, RecordedAttempt, WebhookDeliveryQueue } from '../domain/webhook.repository';
 import { WebhookPayloads } from './webhook-payloads';
 
 const POLL_MS = 250;
@@ -37,6 +38,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
   private readonly stop = new AbortController();
+  /** Outcomes waiting for the next write (`record`), and whether a write is in flight. */
+  private readonly unrecorded: Array<{ attempt: RecordedAttempt; resolve: () => void; reject: (err: Error) => void }> = [];
+  private recording = false;
 
   constructor(
     private readonly store: WebhookDeliveryQueue,
@@ -67,7 +71,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.loop = this.run();
+    // Deliveries are background work (as the audit chaining): requests are served first.
+    this.loop = DbPriority.run('background', () => this.run());
   }
 
   private async run(): Promise<void> {
@@ -116,7 +121,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
 
   private async attempt({ delivery: d, endpoint }: ClaimedDelivery, startBy: number): Promise<void> {
     const fail = async (error: string) => {
-      await this.store.recordAttempt(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null });
+      await this.record(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null });
       this.metrics?.recordWebhookFailed();
     };
     if (!endpoint) return; // deleted: the row went with it (ON DELETE CASCADE)
@@ -149,7 +154,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       const ok = res.status >= 200 && res.status < 300;
       this.metrics?.recordWebhookAttempt(ok ? 'delivered' : 'http_error', res.durationMs / 1000);
       if (ok) {
-        await this.store.recordAttempt(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null });
+        await this.record(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null });
       } else {
         await this.retryOrFail(d, res.status, `http_${res.status}`, excerpt);
       }
@@ -162,9 +167,39 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
+  /**
+   * Records an attempt's outcome. Outcomes are written together (group commit): the first is
+   * written at once, and those that arrive while a write is in flight go in the next one, so
+   * under load a round's deliveries cost one statement rather than one each, and no outcome waits
+   * for a slower attempt of its round.
+   */
+  private record(id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.unrecorded.push({ attempt: { id, attempts, outcome }, resolve, reject });
+      if (!this.recording) void this.writeRecords();
+    });
+  }
+
+  private async writeRecords(): Promise<void> {
+    this.recording = true;
+    try {
+      while (this.unrecorded.length > 0) {
+        const batch = this.unrecorded.splice(0);
+        try {
+          await this.store.recordAttempts(batch.map((b) => b.attempt));
+          for (const b of batch) b.resolve();
+        } catch (err) {
+          for (const b of batch) b.reject(err as Error);
+        }
+      }
+    } finally {
+      this.recording = false;
+    }
+  }
+
   private async retryOrFail(d: ClaimedDelivery['delivery'], responseStatus: number | null, error: string, excerpt: string | null): Promise<void> {
     const next = nextRetryAt(d.attempts, d.createdAt, new Date(), this.config.webhookRetryBaseMs, this.config.webhookRetryWindowMs);
-    await this.store.recordAttempt(d.id, d.attempts, { status: next ? 'pending' : 'failed', responseStatus, error, excerpt, nextAttemptAt: next });
+    await this.record(d.id, d.attempts, { status: next ? 'pending' : 'failed', responseStatus, error, excerpt, nextAttemptAt: next });
     if (!next) this.metrics?.recordWebhookFailed();
   }
 }

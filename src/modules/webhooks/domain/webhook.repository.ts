@@ -43,6 +43,13 @@ export interface AttemptOutcome {
   nextAttemptAt: Date | null;
 }
 
+/** An attempt's outcome, for the delivery row it claimed. */
+export interface RecordedAttempt {
+  id: string;
+  attempts: number;
+  outcome: AttemptOutcome;
+}
+
 /** Port: the delivery queue the worker drains (all tenants). */
 export abstract class WebhookDeliveryQueue {
   /**
@@ -57,8 +64,11 @@ export abstract class WebhookDeliveryQueue {
    * a node that dies mid-attempt leaves the row to be claimed again once the lease has passed.
    */
   abstract claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
-  /** The outcome of the attempt that claimed the row (`attempts` as claimed: a later claim of a presumed-dead attempt wins). */
-  abstract recordAttempt(id: string, attempts: number, outcome: AttemptOutcome): Promise<void>;
+  /**
+   * The outcomes of attempts, in one statement: each for the attempt that claimed its row
+   * (`attempts` as claimed: a later claim of a presumed-dead attempt wins).
+   */
+  abstract recordAttempts(attempts: RecordedAttempt[]): Promise<void>;
   /** Pending deliveries (counted up to a bound) and the age of the oldest. */
   abstract backlog(): Promise<OutboxBacklog>;
 }

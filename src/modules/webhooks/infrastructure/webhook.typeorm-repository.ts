@@ -1,10 +1,11 @@
 import { Injectable } from '@nestjs/common';
+import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { OutboxBacklog } from '../../../common/metrics/metrics';
 import { IntegrationEventFeed } from '../../../common/outbox/integration-events';
 import { WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../domain/webhook-events';
-import { AttemptOutcome, ClaimedDelivery, EndpointPatch, Page, WebhookDeliveryQueue, WebhookEndpointRepository } from '../domain/webhook.repository';
+import { ClaimedDelivery, EndpointPatch, Page, RecordedAttempt, WebhookDeliveryQueue, WebhookEndpointRepository } from '../domain/webhook.repository';
 
 const BACKLOG_COUNT_BOUND = 100_000;
 
@@ -157,12 +158,24 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
     return rows.map((r) => ({ delivery: toDelivery(r), endpoint: byId.get(r.endpoint_id) ?? null }));
   }
 
-  async recordAttempt(id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
+  async recordAttempts(attempts: RecordedAttempt[]): Promise<void> {
+    if (attempts.length === 0) return;
+    const rows = attempts.map(({ id, attempts: n, outcome: o }) => ({
+      id,
+      attempts: n,
+      status: o.status,
+      response_status: o.responseStatus,
+      error: o.error,
+      excerpt: o.excerpt,
+      next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
+    }));
     await this.q(
-      `UPDATE webhook_deliveries SET status = $3, last_response_status = $4, last_error = $5, last_response_excerpt = $6,
-              next_attempt_at = $7, delivered_at = CASE WHEN $3 = 'delivered' THEN now() ELSE delivered_at END, updated_at = now()
-        WHERE id = $1 AND attempts = $2 AND status = 'pending'`,
-      [id, attempts, outcome.status, outcome.responseStatus, outcome.error, outcome.excerpt, outcome.nextAttemptAt],
+      `UPDATE webhook_deliveries d
+          SET status = x.status, last_response_status = x.response_status, last_error = x.error, last_response_excerpt = x.excerpt,
+              next_attempt_at = x.next_attempt_at, delivered_at = CASE WHEN x.status = 'delivered' THEN now() ELSE d.delivered_at END, updated_at = now()
+         FROM jsonb_to_recordset($1::jsonb) AS x(id text, attempts integer, status text, response_status integer, error text, excerpt text, next_attempt_at timestamptz)
+        WHERE d.id = x.id AND d.attempts = x.attempts AND d.status = 'pending'`,
+      [toJsonb(rows)],
     );
   }
 
