@@ -145,26 +145,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (ownerUrl && !c.databaseUrl) problems.push(`DATABASE_OWNER_URL needs DATABASE_URL (the embedded database has one role)`);
   c.dataDir = resolve(str('DATA_DIR', './data'));
   c.production = env.NODE_ENV === 'production';
-  c.auditHmacKey = env.AUDIT_HMAC_KEY && env.AUDIT_HMAC_KEY.trim() !== '' ? env.AUDIT_HMAC_KEY.trim() : null;
-  if (c.auditHmacKey !== null && c.auditHmacKey.length < AUDIT_HMAC_KEY_MIN_LENGTH) {
-    problems.push(`AUDIT_HMAC_KEY must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
-  }
-  if (c.auditHmacKey === null && c.production && c.databaseUrl) {
-    problems.push(
-      'AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL): it keys the audit hash chain, so that nobody who can ' +
-        'write to the database without it can forge the trail. Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
-    );
-  }
-  c.webhookSecretKey = env.WEBHOOK_SECRET_KEY && env.WEBHOOK_SECRET_KEY.trim() !== '' ? env.WEBHOOK_SECRET_KEY.trim() : null;
-  if (c.webhookSecretKey !== null && c.webhookSecretKey.length < AUDIT_HMAC_KEY_MIN_LENGTH) {
-    problems.push(`WEBHOOK_SECRET_KEY must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
-  }
-  if (c.webhookSecretKey === null && c.production && c.databaseUrl) {
-    problems.push(
-      'WEBHOOK_SECRET_KEY is required in production (NODE_ENV=production with DATABASE_URL): it encrypts the webhook signing secrets at rest, ' +
-        'and every node must sign with the same secrets. Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
-    );
-  }
+  /** A secret key from the environment (null when unset): long enough, and required in production with DATABASE_URL (`why` says what it protects). */
+  const secretKey = (name: string, why: string): string | null => {
+    const raw = env[name];
+    const key = raw && raw.trim() !== '' ? raw.trim() : null;
+    if (key !== null && key.length < AUDIT_HMAC_KEY_MIN_LENGTH) {
+      problems.push(`${name} must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
+    }
+    if (key === null && c.production && c.databaseUrl) {
+      problems.push(
+        `${name} is required in production (NODE_ENV=production with DATABASE_URL): ${why}. ` +
+          'Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
+      );
+    }
+    return key;
+  };
+  c.auditHmacKey = secretKey(
+    'AUDIT_HMAC_KEY',
+    'it keys the audit hash chain, so that nobody who can write to the database without it can forge the trail',
+  );
+  c.webhookSecretKey = secretKey(
+    'WEBHOOK_SECRET_KEY',
+    'it encrypts the webhook signing secrets at rest, and every node must sign with the same secrets',
+  );
   c.webhookRetryBaseMs = int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000);
   c.webhookRetryWindowMs = int('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000, 1000, 7 * 24 * 3_600_000);
   c.webhookLeaseMs = int('WEBHOOK_LEASE_MS', WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000, WEBHOOK_ATTEMPT_TIMEOUT_MS + WEBHOOK_LEASE_MIN_MARGIN_MS, 3_600_000);
