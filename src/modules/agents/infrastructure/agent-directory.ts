@@ -3,8 +3,8 @@ import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { toJsonb } from '../../../common/database/jsonb';
 import { DomainError, FieldError } from '../../../common/errors/domain-error';
 import { OutboundHttpClient } from '../../../common/outbound/outbound-http';
-import { AgentCatalog, AgentDefinition, AgentDirectory, AgentTool, AgentVersionInput, InlineAgentConfig, PreparedAgentVersion, ResolvedAgent, ToolEntry } from '../domain/agent-definition';
-import { ToolRegistry } from '../domain/tool';
+import { AgentCatalog, AgentDefinition, AgentDirectory, AgentTool, AgentVersionInput, HttpToolEntry, InlineAgentConfig, McpToolEntry, PreparedAgentVersion, ResolvedAgent, ToolEntry } from '../domain/agent-definition';
+import { ToolRegistry, ToolRisk, ToolVisibility } from '../domain/tool';
 import { parseToolEntries } from '../domain/tool-entries';
 import { schemaProblem } from './tools/ajv-validator';
 import { ExternalTools } from './tools/external-tools';
@@ -230,29 +230,9 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
         continue;
       }
       if (e.type === 'http') {
-        tools.push({
-          name: e.name,
-          description: e.description ?? '',
-          parameters: e.parameters,
-          risk: e.risk ?? 'auto',
-          visibility: e.visibility ?? 'public',
-          idempotent: e.idempotent ?? false,
-          executor: 'server',
-          timeoutMs: e.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-          binding: { kind: 'http', url: e.url, headers: e.headers ?? {} },
-        });
+        tools.push({ name: e.name, description: e.description ?? '', parameters: e.parameters, ...serverPolicy(e), binding: { kind: 'http', url: e.url, headers: e.headers ?? {} } });
       } else if (e.type === 'function') {
-        tools.push({
-          name: e.name,
-          description: e.description ?? '',
-          parameters: e.parameters,
-          risk: e.risk ?? 'auto',
-          visibility: e.visibility ?? 'public',
-          idempotent: false,
-          executor: 'client',
-          timeoutMs: DEFAULT_TIMEOUT_MS,
-          binding: { kind: 'function' },
-        });
+        tools.push({ name: e.name, description: e.description ?? '', parameters: e.parameters, ...exposure(e), idempotent: false, executor: 'client', timeoutMs: DEFAULT_TIMEOUT_MS, binding: { kind: 'function' } });
       } else if (e.type === 'mcp') {
         try {
           const listed = await this.external.listMcp(e);
@@ -261,11 +241,7 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
               name: `${e.server}.${t.name}`,
               description: t.description,
               parameters: t.inputSchema,
-              risk: e.risk ?? 'auto',
-              visibility: e.visibility ?? 'public',
-              idempotent: e.idempotent ?? false,
-              executor: 'server',
-              timeoutMs: e.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+              ...serverPolicy(e),
               binding: { kind: 'mcp', server: e.server, url: e.url, headers: e.headers ?? {}, tool: t.name },
             });
           }
@@ -277,6 +253,16 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     }
     return { tools, errors };
   }
+}
+
+/** An entry's risk and visibility, with their defaults. */
+function exposure(e: { risk?: ToolRisk; visibility?: ToolVisibility }): Pick<AgentTool, 'risk' | 'visibility'> {
+  return { risk: e.risk ?? 'auto', visibility: e.visibility ?? 'public' };
+}
+
+/** What a server-side (http, mcp) entry's tools share: exposure, idempotency, timeout. */
+function serverPolicy(e: HttpToolEntry | McpToolEntry): Pick<AgentTool, 'risk' | 'visibility' | 'idempotent' | 'executor' | 'timeoutMs'> {
+  return { ...exposure(e), idempotent: e.idempotent ?? false, executor: 'server', timeoutMs: e.timeout_ms ?? DEFAULT_TIMEOUT_MS };
 }
 
 function fromRow(r: VersionRow): ResolvedAgent {
