@@ -12,14 +12,3 @@ export async function queryRows<T = Record<string, unknown>>(manager: EntityMana
   return result as T[];
 }
 
-/**
- * Common table expressions that ride along in another statement: `sql(offset)` is one or more
- * `name AS (...)` definitions (comma-separated, no leading WITH) whose parameters are numbered
- * from `$${offset + 1}`; `params` are their values in that order. Only within a module's own
- * infrastructure: parts that cross modules are StatementParts (statement.ts), which never see an offset.
- */
-export interface SqlCte {
-  sql(offset: number): string;
-  params: unknown[];
-}
-

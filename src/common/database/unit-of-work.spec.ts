@@ -103,7 +103,7 @@ describe('UnitOfWork', () => {
 
   /** A write of CTE `name` with one parameter, optionally with a condition. */
   const w = (name: string, value: unknown, extra: Partial<BatchWrite> = {}): BatchWrite => ({
-    ctes: { params: [value], sql: (o) => `${name} AS (INSERT INTO t VALUES ($${o + 1}) RETURNING 1)` },
+    ctes: (p) => `${name} AS (INSERT INTO t VALUES (${p.add(value)[0]}) RETURNING 1)`,
     ...extra,
   });
 

@@ -2,7 +2,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import { DataSource, EntityManager } from 'typeorm';
 import { Metrics } from '../metrics/metrics';
-import { SqlCte } from './sql';
 import { StatementParams, StatementPart } from './statement';
 
 interface TxContext {
@@ -17,14 +16,12 @@ interface TxContext {
 /**
  * A write that can be one of several in a single statement (`UnitOfWork.write`): CTE definitions
  * (`name AS (...)`, comma-separated; names unique in the statement) as a StatementPart (it takes
- * its placeholders from the statement; every module's writes use it) or the low-level SqlCte
- * (parameters numbered from `$${offset + 1}`),
- * and optionally a condition over them that must hold once they ran (SQL, no
+ * its placeholders from the statement), and optionally a condition over them that must hold once they ran (SQL, no
  * parameters). If it does not, the statement is aborted (none of its writes is kept) and the
  * error `fail()` gives is thrown (it may read the database to describe the conflict).
  */
 export interface BatchWrite {
-  ctes: SqlCte | StatementPart;
+  ctes: StatementPart;
   expect?: string;
   /** Its `expect` is checked before those of the writes without (whose failure it then decides). */
   checkFirst?: boolean;
@@ -42,11 +39,7 @@ export function batchStatement(writes: BatchWrite[]): { sql: string; params: unk
   const checks: string[] = [];
   let firsts = 0;
   writes.forEach((w, i) => {
-    if (typeof w.ctes === 'function') ctes.push(w.ctes(p));
-    else {
-      ctes.push(w.ctes.sql(params.length));
-      params.push(...w.ctes.params);
-    }
+    ctes.push(w.ctes(p));
     // The function is VOLATILE: called only in the branch whose condition failed, never folded.
     const check = `WHEN NOT (${w.expect}) THEN uow_abort('${i}')`;
     if (w.expect) checks.splice(w.checkFirst ? firsts++ : checks.length, 0, check);
