@@ -59,7 +59,8 @@ module.exports = {
   // Hooks start real apps (PGlite, migrations): 60 s leaves room on a loaded 2-core machine; a hang still fails.
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/clients/**/*.spec.ts'] },
+    // test/architecture: the import-cycle check over the whole project (docs/ARCHITECTURE.md, Dependencies).
+    { ...common, displayName: 'unit', testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/clients/**/*.spec.ts', '<rootDir>/test/architecture/**/*.spec.ts'] },
     { ...common, displayName: 'integration', testMatch: ['<rootDir>/test/integration/**/*.int-spec.ts'] },
     { ...common, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
     // Real processes (dist/src/main.js): not part of `npm test`. `npm run test:reliability` builds and

@@ -9,7 +9,9 @@
  * `--server <main.js>` benchmarks another build (A/B); `--env K=V` adds server environment.
  * `--webhook`: one webhook endpoint of the bench tenant, subscribed to every event type, with a
  * verifying receiver on loopback in this process (B1 A/B with webhooks on). B6 is not in the
- * default set (`--only B6`).
+ * default set (`--only B6`). `--model openai_compatible`: B1/B1W's runs call an OpenAI-compatible
+ * fake server on loopback in this process (a tool call, then B1's 50-chunk answer) through the AI
+ * SDK instead of the scripted model (`MODELS_FILE` written here).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,10 +20,11 @@ import { api } from './lib/api';
 import { DIST, freshDatabase, listeningPorts, startProcess } from './lib/server';
 import { freePort, load1, log } from './lib/util';
 import { BenchReceiver } from './lib/webhook-receiver';
-import { b1, b2, b3, b4, b5, BenchResult, Ctx } from './scenarios';
+import { answer, b1, b1w, b2, b3, b4, b5, BenchResult, Ctx } from './scenarios';
+import { startFakeOpenAi } from './lib/fake-openai-server';
 import { b6, subscribe } from './webhooks';
 
-const BENCHES = { B1: b1, B2: b2, B3: b3, B4: b4, B5: b5, B6: b6 } as const;
+const BENCHES = { B1: b1, B1W: b1w, B2: b2, B3: b3, B4: b4, B5: b5, B6: b6 } as const;
 type BenchName = keyof typeof BENCHES;
 
 const KEY = 'bench-admin-key-0001';
@@ -38,10 +41,12 @@ interface Args {
   server: string;
   /** One webhook endpoint subscribed to every event, with a receiver in this process. */
   webhook: boolean;
+  /** `openai_compatible`: runs call a fake OpenAI-compatible server (the AI SDK path); else the scripted model. */
+  model: 'scripted' | 'openai_compatible';
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { only: ['B1', 'B2', 'B3', 'B4', 'B5'], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js'), webhook: false };
+  const a: Args = { only: ['B1', 'B2', 'B3', 'B4', 'B5'], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js'), webhook: false, model: 'scripted' };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     if (v === '--only') a.only = argv[++i].split(',').map((s) => s.trim().toUpperCase()) as BenchName[];
@@ -50,6 +55,11 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--profile') a.profile = true;
     else if (v === '--webhook') a.webhook = true;
     else if (v === '--server') a.server = argv[++i];
+    else if (v === '--model') {
+      const m = argv[++i];
+      if (m !== 'scripted' && m !== 'openai_compatible') throw new Error(`--model is scripted or openai_compatible, not ${m}`);
+      a.model = m;
+    }
     else if (v === '--env') {
       const [k, ...rest] = argv[++i].split('=');
       a.env[k] = rest.join('=');
@@ -63,16 +73,30 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
   const port = await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-bench-'));
   const pg = db === 'postgres' ? await freshDatabase(PG_BASE) : null;
+  const fake = args.model === 'openai_compatible' ? await startFakeOpenAi(answer(200)) : null;
+  const modelsFile = join(dataDir, 'models.json');
+  if (fake) {
+    writeFileSync(
+      modelsFile,
+      JSON.stringify([
+        { id: 'scripted', provider: 'scripted', model: 'scripted', price: { input_per_mtok: 1, output_per_mtok: 2, cached_input_per_mtok: 0.5 } },
+        { id: 'bench-compat', provider: 'openai_compatible', model: 'bench', base_url: fake.baseUrl, price: { input_per_mtok: 1, output_per_mtok: 2 } },
+      ]),
+    );
+  }
   const env: Record<string, string> = {
     PORT: String(port),
     HOST: '127.0.0.1',
     LOG_LEVEL: 'warn',
     RATE_LIMIT_PER_MINUTE: '10000000',
     API_KEYS: `${KEY}:tenant_bench:user_bench:admin`,
+    // Closed by default with API_KEYS; the webhook receiver (--webhook, B6) is on loopback.
+    OUTBOUND_URL_ALLOWLIST: 'http://127.0.0.1:*',
     // B3 opens 1,000 streams with one key (the default limit is 100 per key).
     SSE_MAX_PER_KEY: '5000',
     DATA_DIR: dataDir,
     ...(pg ? { DATABASE_URL: pg.url } : {}),
+    ...(fake ? { MODELS_FILE: modelsFile } : {}),
     ...args.env,
   };
   const nodeArgs = (bench: string): string[] => {
@@ -101,6 +125,7 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
           api: api(app.url, KEY),
           dbUrl,
           quick: args.quick,
+          ...(fake ? { model: 'bench-compat' } : {}),
           startBare: async () => {
             const barePort = await freePort();
             return startProcess(
@@ -119,6 +144,7 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
         log(`${name} on ${db} (load ${l})${receiver ? ' with one webhook endpoint subscribed to every event' : ''}`);
         try {
           const r = await BENCHES[name](ctx);
+          if (fake) r.notes.push(`--model openai_compatible: the fake OpenAI-compatible server answered ${fake.calls()} model calls so far`);
           if (receiver) r.notes.push(`webhooks on: one endpoint subscribed to every event; ${receiver.received - received0} deliveries received (${receiver.invalid} not verifying) by the end of the benchmark`);
           results.push({ ...r, load1: l });
           printResult({ ...r, load1: l });
@@ -132,6 +158,7 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
     }
   } finally {
     await receiver?.stop();
+    await fake?.close();
     await pg?.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -1,7 +1,7 @@
 import autocannon from 'autocannon';
 import { Client } from 'pg';
 import { Api, createSession, startRun } from './lib/api';
-import { cpuMs, Proc, rssBytes } from './lib/server';
+import { cpuMs, dbBackendsCpuMs, Proc, rssBytes } from './lib/server';
 import { readSse, SseFrame } from './lib/sse';
 import { log, percentile, pool, round, sleep, withTimeout } from './lib/util';
 
@@ -13,6 +13,8 @@ export interface Ctx {
   dbUrl: string;
   quick: boolean;
   startBare: () => Promise<Proc>;
+  /** `--model`: B1's runs name this model (an OpenAI-compatible fake on loopback) instead of the scripted one. */
+  model?: string;
 }
 
 /** One measured figure: value, target (if any), and whether it meets it. */
@@ -46,24 +48,22 @@ export function fig(name: string, value: number, unit: string, target?: Figure['
 const sseUrl = (ctx: Ctx, path: string) => ctx.app.url + path;
 const auth = (ctx: Ctx) => ({ authorization: `Bearer ${ctx.api.key}` });
 
-function answer(n: number): string {
+export function answer(n: number): string {
   const words = 'the quick brown fox jumps over the lazy dog while streaming deltas ';
   return words.repeat(Math.ceil(n / words.length)).slice(0, n);
 }
 
 // ---- B1 run throughput -------------------------------------------------------------------
 
-export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
-  const clients = 50;
-  const durationMs = ctx.quick ? 8_000 : 20_000;
+/** One B1 run (session, run with a tool call and a 50-chunk answer, its stream read to the end). */
+function b1Run(ctx: Ctx) {
   const text = answer(200); // 50 chunks of 4 characters
   const turns = [{ tool_calls: [{ name: 'get_time', arguments: {} }] }, { text, chunk_size: 4, delay_ms: 0 }];
-
-  const one = async () => {
+  return async () => {
     const began = performance.now();
     const sessionId = await createSession(ctx.api);
     const t0 = performance.now();
-    const runId = await startRun(ctx.api, sessionId, turns);
+    const runId = await startRun(ctx.api, sessionId, turns, ctx.model ? { model: ctx.model } : {});
     let first = NaN;
     let finished = NaN;
     let status = '';
@@ -81,6 +81,12 @@ export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
     });
     return { ok: status === 'completed', first, finished, end: r.end, began, at: performance.now() };
   };
+}
+
+export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const clients = 50;
+  const durationMs = ctx.quick ? 8_000 : 20_000;
+  const one = b1Run(ctx);
 
   // One closed loop: the clients never stop between the warm-up and the measurement (a loop that
   // drained and restarted would start all 50 clients in the same millisecond, a burst that no
@@ -93,12 +99,24 @@ export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   const windowEnd = windowStart + durationMs;
   let cpu0 = NaN;
   let cpu1 = NaN;
-  const t0Timer = setTimeout(() => (cpu0 = cpuMs(ctx.app.pid)), warmupMs);
-  const t1Timer = setTimeout(() => (cpu1 = cpuMs(ctx.app.pid)), warmupMs + durationMs);
+  // PostgreSQL's share (the bench database's backends): the service's own CPU does not show the
+  // cost of its statements. Embedded: the database runs in the service's process.
+  const dbCpu = (): Promise<number> => (ctx.db === 'postgres' ? dbBackendsCpuMs(ctx.dbUrl) : Promise.resolve(0));
+  let db0: Promise<number> = Promise.resolve(NaN);
+  let db1: Promise<number> = Promise.resolve(NaN);
+  const t0Timer = setTimeout(() => {
+    cpu0 = cpuMs(ctx.app.pid);
+    db0 = dbCpu();
+  }, warmupMs);
+  const t1Timer = setTimeout(() => {
+    cpu1 = cpuMs(ctx.app.pid);
+    db1 = dbCpu();
+  }, warmupMs + durationMs);
   const results = await pool(clients, 1_000_000, Date.now() + warmupMs + durationMs, one);
   clearTimeout(t0Timer);
   clearTimeout(t1Timer);
   const cpu = (cpu1 - cpu0) / durationMs;
+  const dbCpuMs = (await db1) - (await db0);
   const completedInWindow = results.filter((r) => r.ok && r.at >= windowStart && r.at <= windowEnd).length;
   const rps = completedInWindow / (durationMs / 1000);
   const measured = results.filter((r) => r.began >= windowStart && r.began < windowEnd);
@@ -113,10 +131,62 @@ export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
       fig('time-to-finish p50', percentile(ok.map((r) => r.finished), 50), 'ms'),
       fig('time-to-finish p99', percentile(ok.map((r) => r.finished), 99), 'ms'),
       fig('server CPU', cpu, 'cores'),
+      // Per completed run: steadier than runs/s on a shared machine (other processes take wall time, not this CPU).
+      fig('server CPU per completed run', (cpu1 - cpu0) / completedInWindow, 'ms'),
+      ...(ctx.db === 'postgres' ? [fig('PostgreSQL CPU per completed run (bench database backends)', dbCpuMs / completedInWindow, 'ms')] : []),
     ],
     notes: [
       `${completedInWindow} runs completed in the ${durationMs / 1000} s window; ${ok.length}/${measured.length} runs started in it completed (latencies are theirs); ${results.length - measured.length} more ran in the warm-up and at the end`,
     ],
+  };
+}
+
+// ---- B1W: B1's work per run, a fixed count --------------------------------------------------
+
+/**
+ * B1's runs as a fixed amount of work, for A/B on a shared machine: after a warm-up, `count` runs
+ * (20 clients), and the CPU time of the service (and of the bench database's PostgreSQL backends)
+ * from an idle start to an idle end (1 s settled on each side), divided by the runs. Other
+ * processes take wall time from it, not this CPU; its idle loops (pollers) are counted over a
+ * longer window when the machine is loaded, so compare builds measured alternately.
+ */
+export async function b1w(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const count = ctx.quick ? 200 : 600;
+  const one = b1Run(ctx);
+  await pool(20, 60, Date.now() + 120_000, one);
+  await sleep(1_000);
+  const dbCpu = (): Promise<number> => (ctx.db === 'postgres' ? dbBackendsCpuMs(ctx.dbUrl) : Promise.resolve(0));
+  const cpu0 = cpuMs(ctx.app.pid);
+  const db0 = await dbCpu();
+  const t0 = performance.now();
+  const results = await pool(20, count, Date.now() + 600_000, one);
+  const wallMs = performance.now() - t0;
+  await sleep(1_000);
+  const cpu = cpuMs(ctx.app.pid) - cpu0;
+  const db = (await dbCpu()) - db0;
+  const ok = results.filter((r) => r.ok).length;
+  // Rows written per run (all runs, warm-up included): a change that writes more shows here first.
+  const c = new Client({ connectionString: ctx.dbUrl });
+  await c.connect();
+  const rowsPerRun: string[] = [];
+  try {
+    const [{ n: runs }] = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs`)).rows;
+    for (const table of ['run_events', 'audit_records', 'integration_events', 'idempotency_records', 'messages']) {
+      const [{ n }] = (await c.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows;
+      rowsPerRun.push(`${table} ${round(n / runs, 2)}`);
+    }
+  } finally {
+    await c.end();
+  }
+  return {
+    bench: 'B1W',
+    db: ctx.db,
+    figures: [
+      fig('server CPU per completed run', cpu / ok, 'ms'),
+      ...(ctx.db === 'postgres' ? [fig('PostgreSQL CPU per completed run (bench database backends)', db / ok, 'ms')] : []),
+      fig('runs/s (20 clients, wall clock)', ok / (wallMs / 1000), 'runs/s'),
+    ],
+    notes: [`${ok}/${results.length} runs completed; ${Math.round(wallMs)} ms; CPU counted from 1 s before the first to 1 s after the last`, `rows per run: ${rowsPerRun.join(', ')}`],
   };
 }
 

@@ -27,7 +27,7 @@ export class Api {
     for (const [k, v] of Object.entries(query || {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v));
     const headers = this.headers({ accept: 'application/json' });
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (method === 'POST') headers['idempotency-key'] = crypto.randomUUID();
+    if (method === 'POST' || method === 'PUT' || method === 'DELETE') headers['idempotency-key'] = crypto.randomUUID();
     let res;
     try {
       res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -48,8 +48,38 @@ export class Api {
   get(path, query) {
     return this.call('GET', path, { query });
   }
+
+  /** A file the service streams (the audit export): its body as a Blob and the name it suggests. */
+  async download(path, query) {
+    const url = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(query || {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v));
+    let res;
+    try {
+      res = await fetch(url, { headers: this.headers() });
+    } catch (err) {
+      throw new ApiError(0, { error: { code: 'network_error', message: `cannot reach the service (${err.message})` } });
+    }
+    if (!res.ok) {
+      const text = await res.text();
+      let parsed;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        parsed = undefined;
+      }
+      throw new ApiError(res.status, parsed, res.headers.get('x-request-id'));
+    }
+    const name = /filename="([^"]+)"/.exec(res.headers.get('content-disposition') || '')?.[1] || 'audit-export';
+    return { blob: await res.blob(), name };
+  }
   post(path, body = {}) {
     return this.call('POST', path, { body });
+  }
+  put(path, body = {}) {
+    return this.call('PUT', path, { body });
+  }
+  del(path) {
+    return this.call('DELETE', path);
   }
 }
 

@@ -1,5 +1,5 @@
 // Agent API console: vanilla JS modules, no build step. Hash routes:
-//   #/sessions  #/sessions/<id>  #/audit?run_id=...  #/webhooks?id=<endpoint>
+//   #/sessions  #/sessions/<id>  #/audit?run_id=...  #/webhooks?id=<endpoint>  #/secrets  #/automations
 import { Api, ApiError, followRun } from './api.js';
 
 const KEY_STORAGE = 'agent-api-console.key';
@@ -29,7 +29,7 @@ const compact = (v, max = 160) => {
 const shortId = (id) => (id && id.length > 14 ? `${id.slice(0, 9)}…${id.slice(-4)}` : id);
 
 function chip(status, extra = '') {
-  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn' }[status];
+  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn', started: 'ok', skipped: 'warn', paused: 'warn' }[status];
   return h('span', { class: `chip ${tone ? `chip-${tone}` : ''} ${extra}` }, String(status).replaceAll('_', ' '));
 }
 
@@ -66,6 +66,7 @@ async function signIn(key) {
   document.getElementById('identity').hidden = false;
   document.getElementById('nav-audit').hidden = role !== 'admin';
   document.getElementById('nav-webhooks').hidden = role !== 'admin';
+  document.getElementById('nav-secrets').hidden = role !== 'admin';
   document.getElementById('key-badge').replaceChildren('Key ', h('strong', {}, `${key.slice(0, 4)}…${key.slice(-4)}`), ` · ${role}`);
 }
 
@@ -336,7 +337,12 @@ async function renderSession(id) {
         if (!finished) return;
         watching = null;
         const d = finished.data;
-        runStatus.replaceChildren(chip(d.status), d.error ? h('span', { class: 'small', style: 'margin-left:8px' }, `${d.error.code}: ${d.error.message}`) : '', d.termination_reason ? h('span', { class: 'small' }, ` (${d.termination_reason})`) : '');
+        runStatus.replaceChildren(
+          chip(d.status),
+          d.error ? h('span', { class: 'small', style: 'margin-left:8px' }, `${d.error.code}: ${d.error.message}`) : '',
+          d.termination_reason ? h('span', { class: 'small' }, ` (${d.termination_reason})`) : '',
+          d.usage ? h('span', { class: 'small muted', id: 'run-usage', style: 'margin-left:8px' }, usageText(d.usage)) : '',
+        );
         refreshSide();
         // A message sent as the run ended is taken by a new run: follow it.
         const next = await api.get(`/v1/sessions/${id}`).catch(() => null);
@@ -543,6 +549,34 @@ async function renderAudit(params) {
     }
   };
 
+  // The latest signed checkpoint (what an outside auditor can check with the public key) and the export.
+  const signed = h('span', { class: 'chip', id: 'audit-checkpoint', role: 'status' }, 'Checkpoint…');
+  const showCheckpoint = async () => {
+    try {
+      const s = await api.get('/v1/admin/audit/status');
+      const c = s.latest_checkpoint;
+      signed.className = `chip ${c ? 'chip-ok' : ''}`;
+      signed.textContent = c ? `Signed up to #${c.seq} · ${fmtClock(c.at)} · key ${c.key_id}` : 'No signed checkpoint yet';
+      signed.title = c ? `Ed25519 signature of {tenant_id, seq, hash, at} at ${c.at}; hash ${c.hash}` : '';
+    } catch (err) {
+      signed.textContent = `Checkpoint unknown: ${describeError(err)}`;
+    }
+  };
+  const exportTrail = async (format) => {
+    try {
+      const { blob, name } = await api.download('/v1/admin/audit/export', { format });
+      const a = h('a', { href: URL.createObjectURL(blob), download: name });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+      toast(`Exported ${name}: verify it with "agent-api audit verify --file ${name} --public-key key.pem"`);
+      await showCheckpoint();
+    } catch (err) {
+      toast(describeError(err), true);
+    }
+  };
+
   const inputs = {};
   const field = (name, label, placeholder) => {
     inputs[name] = h('input', { id: `f-${name}`, type: 'search', name, value: filters[name], placeholder, autocomplete: 'off' });
@@ -626,7 +660,16 @@ async function renderAudit(params) {
 
   setPage(
     'Audit',
-    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Audit trail'), h('p', {}, 'Every state-changing request and run event, hash-chained per tenant.')), h('div', { class: 'row', style: 'align-items:center' }, badge, h('button', { class: 'btn btn-sm', type: 'button', onclick: verify }, 'Verify again'))),
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Audit trail'), h('p', {}, 'Every state-changing request and run event, hash-chained per tenant.')), h(
+        'div',
+        { class: 'row', style: 'align-items:center' },
+        badge,
+        signed,
+        h('button', { class: 'btn btn-sm', type: 'button', onclick: verify }, 'Verify again'),
+        h('button', { class: 'btn btn-sm', type: 'button', id: 'audit-export', title: 'Download the whole trail with its hashes and signed checkpoints (ndjson)', onclick: () => exportTrail('ndjson') }, 'Export'),
+        h('button', { class: 'btn btn-sm btn-ghost', type: 'button', title: 'The same as CSV, for a SIEM or a spreadsheet', onclick: () => exportTrail('csv') }, 'CSV'),
+      ),
+    ),
     form,
     h(
       'div',
@@ -635,10 +678,17 @@ async function renderAudit(params) {
       detail,
     ),
   );
-  await Promise.all([verify(), load()]);
+  await Promise.all([verify(), load(), showCheckpoint()]);
 }
 
 // ---------- webhooks (admin)
+/** A run's usage in one line: tokens (cached / reasoning when any) and the estimated cost. */
+function usageText(u) {
+  const extra = [u.cached_input_tokens ? `${u.cached_input_tokens} cached` : '', u.reasoning_tokens ? `${u.reasoning_tokens} reasoning` : ''].filter(Boolean).join(', ');
+  const cost = u.estimated_cost ? ` · ~${u.estimated_cost.amount} ${u.estimated_cost.currency}` : '';
+  return `${u.input_tokens} in / ${u.output_tokens} out tokens${extra ? ` (${extra})` : ''}${cost}`;
+}
+
 const WEBHOOK_EVENTS = ['run.completed', 'run.failed', 'run.cancelled', 'run.expired', 'run.terminated', 'run.requires_action', 'attachment.ready', 'attachment.rejected'];
 
 async function renderWebhooks(params) {
@@ -756,6 +806,211 @@ async function renderWebhooks(params) {
   );
 }
 
+// ---------- secrets (admin): names and versions only; a value is typed once and never shown
+const SECRET_NAME = /^[A-Z][A-Z0-9_]{0,63}$/;
+
+async function renderSecrets() {
+  const api = state.api;
+  if (state.role !== 'admin') {
+    setPage('Secrets', h('section', { class: 'panel' }, h('h1', {}, 'Secrets'), h('p', {}, 'Secrets are for admin keys only.')));
+    return;
+  }
+  const secrets = await api.get('/v1/secrets', { limit: 100 });
+
+  const name = h('input', { id: 'secret-name', type: 'text', name: 'name', required: true, maxlength: 64, pattern: SECRET_NAME.source.slice(1, -1), placeholder: 'CRM_API_TOKEN', autocomplete: 'off', spellcheck: 'false', class: 'mono', 'aria-describedby': 'secret-name-hint' });
+  // Write-only: a password field, never filled from the API (which has no value to give), cleared after every submit.
+  const value = h('input', { id: 'secret-value', type: 'password', name: 'value', required: true, autocomplete: 'new-password', 'aria-describedby': 'secret-value-hint' });
+  const err = h('p', { class: 'error-text', role: 'alert' });
+  const rotate = (s) => {
+    name.value = s.name;
+    value.value = '';
+    value.focus();
+  };
+  const remove = async (s) => {
+    if (!confirm(`Delete secret ${s.name}? Tools that name \${secret:${s.name}} fail until it is set again.`)) return;
+    try {
+      await api.del(`/v1/secrets/${encodeURIComponent(s.name)}`);
+      toast(`Deleted secret ${s.name}.`);
+      await route();
+    } catch (e) {
+      toast(describeError(e), true);
+    }
+  };
+
+  const rows = secrets.data.map((s) =>
+    h(
+      'tr',
+      { dataset: { name: s.name } },
+      h('td', { class: 'mono small' }, s.name),
+      h('td', { class: 'small' }, String(s.version)),
+      h('td', { class: 'small', title: s.updated_at }, fmtTime(s.updated_at)),
+      h(
+        'td',
+        { class: 'row-actions' },
+        h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Rotate ${s.name}`, onclick: () => rotate(s) }, 'Rotate'),
+        h('button', { type: 'button', class: 'btn btn-sm btn-bad', 'aria-label': `Delete ${s.name}`, onclick: () => remove(s) }, 'Delete'),
+      ),
+    ),
+  );
+  const table = secrets.data.length
+    ? h('div', { class: 'table-wrap' }, h('table', { class: 'secrets-table' }, h('caption', { class: 'visually-hidden' }, "The tenant's secrets (values are never shown)"), h('thead', {}, h('tr', {}, ...['Name', 'Version', 'Updated', ''].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, rows)))
+    : h('p', { class: 'empty' }, 'No secrets yet. Set one for the http and mcp tools whose headers name it as ${secret:NAME}.');
+
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.textContent = '';
+        const n = name.value.trim();
+        const v = value.value;
+        // Cleared at once, whatever the answer: the value lives in the field only until it is sent.
+        value.value = '';
+        if (!SECRET_NAME.test(n)) {
+          err.textContent = 'The name must be an upper-case letter, then up to 63 upper-case letters, digits or _.';
+          return;
+        }
+        if (!v) {
+          err.textContent = 'Type the value.';
+          return;
+        }
+        try {
+          const s = await api.put(`/v1/secrets/${encodeURIComponent(n)}`, { value: v });
+          name.value = '';
+          toast(`${s.version === 1 ? 'Set' : 'Rotated'} secret ${s.name} (version ${s.version}).`);
+          await route();
+        } catch (e2) {
+          err.textContent = describeError(e2);
+        }
+      },
+    },
+    h('div', {}, h('label', { for: 'secret-name' }, 'Name'), name, h('p', { class: 'hint', id: 'secret-name-hint' }, 'Upper-case letters, digits and _; an existing name is rotated (its next version).')),
+    h('div', {}, h('label', { for: 'secret-value' }, 'Value'), value, h('p', { class: 'hint', id: 'secret-value-hint' }, 'Write-only: stored encrypted, never shown again (here or by the API). At most 8 KiB.')),
+    err,
+    h('button', { class: 'btn btn-primary', type: 'submit' }, 'Save secret'),
+  );
+
+  setPage(
+    'Secrets',
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Secrets'), h('p', {}, 'Values for the headers of http and mcp tools (${secret:NAME}), per tenant. Names and versions are listed; values never leave the service except in those tool calls.'))),
+    h(
+      'div',
+      { class: 'audit-layout' },
+      h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Secrets' }, table),
+      h('section', { class: 'panel', 'aria-labelledby': 'set-secret-title' }, h('h2', { id: 'set-secret-title' }, 'Set or rotate a secret'), form),
+    ),
+  );
+}
+
+// ---------- automations: schedules that deliver input (members their own, admins the tenant's)
+function scheduleText(a) {
+  return a.schedule.type === 'cron' ? `cron ${a.schedule.expression} (${a.schedule.timezone})` : `once at ${fmtTime(a.schedule.at)}`;
+}
+
+async function renderAutomations() {
+  const api = state.api;
+  const [autos, agents] = await Promise.all([api.get('/v1/automations', { limit: 100 }), api.get('/v1/agents', { limit: 100 }).catch(() => ({ data: [] }))]);
+  const act = async (a, what) => {
+    try {
+      if (what === 'run') {
+        const inv = await api.post(`/v1/automations/${a.id}/invocations`);
+        toast(`Queued ${inv.id}: it runs now.`);
+      } else {
+        await api.post(`/v1/automations/${a.id}/${what}`);
+        toast(`${what === 'pause' ? 'Paused' : 'Resumed'} ${a.name}.`);
+      }
+      await route();
+    } catch (e) {
+      toast(describeError(e), true);
+    }
+  };
+  const last = (a) => {
+    const i = a.last_invocation;
+    if (!i) return '–';
+    const parts = [chip(i.status), h('div', { class: 'small' }, fmtTime(i.created_at))];
+    if (i.session_id && i.run_id) parts.push(' · ', h('a', { href: `#/sessions/${encodeURIComponent(i.session_id)}`, class: 'mono small', title: i.run_id }, shortId(i.run_id)));
+    if (i.error) parts.push(' · ', h('span', { class: 'small' }, i.error.code));
+    return h('span', {}, ...parts);
+  };
+  const rows = autos.data.map((a) =>
+    h(
+      'tr',
+      { dataset: { id: a.id } },
+      h('td', {}, a.name, h('div', { class: 'mono small', title: a.id }, shortId(a.id))),
+      h('td', { class: 'small' }, scheduleText(a)),
+      h('td', { class: 'small' }, a.target.type === 'session' ? h('a', { href: `#/sessions/${encodeURIComponent(a.target.session_id)}`, class: 'mono', title: a.target.session_id }, shortId(a.target.session_id)) : `new session of ${a.target.agent_id}`),
+      h('td', {}, chip(a.status)),
+      h('td', { class: 'small', title: a.next_run_at || '' }, fmtTime(a.next_run_at)),
+      h('td', { class: 'small' }, last(a)),
+      h(
+        'td',
+        { class: 'row-actions' },
+        a.status === 'active'
+          ? h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Pause ${a.name}`, onclick: () => act(a, 'pause') }, 'Pause')
+          : a.status === 'paused'
+            ? h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Resume ${a.name}`, onclick: () => act(a, 'resume') }, 'Resume')
+            : '',
+        h('button', { type: 'button', class: 'btn btn-sm', 'aria-label': `Run ${a.name} now`, onclick: () => act(a, 'run') }, 'Run now'),
+      ),
+    ),
+  );
+  const table = autos.data.length
+    ? h('div', { class: 'table-wrap' }, h('table', { class: 'automations-table' }, h('caption', { class: 'visually-hidden' }, 'Automations'), h('thead', {}, h('tr', {}, ...['Name', 'Schedule', 'Target', 'Status', 'Next run', 'Last invocation', ''].map((t) => h('th', { scope: 'col' }, t)))), h('tbody', {}, rows)))
+    : h('p', { class: 'empty' }, 'No automations yet. Create one: a cron schedule in a time zone, or once at a time.');
+
+  const name = h('input', { id: 'auto-name', type: 'text', required: true, maxlength: 200, placeholder: 'Morning digest' });
+  const kind = h('select', { id: 'auto-kind' }, h('option', { value: 'cron' }, 'Cron schedule'), h('option', { value: 'once' }, 'Once'));
+  const expression = h('input', { id: 'auto-cron', type: 'text', value: '0 9 * * 1-5', class: 'mono', 'aria-describedby': 'auto-cron-hint' });
+  const tz = h('input', { id: 'auto-tz', type: 'text', value: Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC' });
+  const at = h('input', { id: 'auto-at', type: 'datetime-local' });
+  const agent = h('select', { id: 'auto-agent' }, ...agents.data.map((a) => h('option', { value: a.id }, a.id)));
+  const text = h('textarea', { id: 'auto-input', required: true, rows: 3, placeholder: 'Summarise the open tickets.' });
+  const err = h('p', { class: 'error-text', role: 'alert' });
+  const cronBox = h('div', {}, h('label', { for: 'auto-cron' }, 'Cron (minute hour day month weekday)'), expression, h('p', { class: 'hint', id: 'auto-cron-hint' }, 'Five fields, e.g. 0 9 * * 1-5 = weekdays at 09:00.'), h('label', { for: 'auto-tz' }, 'Time zone (IANA)'), tz);
+  const onceBox = h('div', { hidden: true }, h('label', { for: 'auto-at' }, 'At (your local time)'), at);
+  kind.addEventListener('change', () => {
+    cronBox.hidden = kind.value !== 'cron';
+    onceBox.hidden = kind.value !== 'once';
+  });
+  const form = h(
+    'form',
+    {
+      class: 'stack',
+      onsubmit: async (e) => {
+        e.preventDefault();
+        err.textContent = '';
+        const schedule = kind.value === 'cron' ? { type: 'cron', expression: expression.value.trim(), timezone: tz.value.trim() } : { type: 'once', at: at.value ? new Date(at.value).toISOString() : '' };
+        try {
+          const a = await api.post('/v1/automations', { name: name.value.trim(), schedule, target: { type: 'new_session', agent_id: agent.value }, input: { role: 'user', content: [{ type: 'text', text: text.value }] } });
+          toast(`Created ${a.name}: next run ${fmtTime(a.next_run_at)}.`);
+          await route();
+        } catch (e2) {
+          err.textContent = describeError(e2);
+        }
+      },
+    },
+    h('div', {}, h('label', { for: 'auto-name' }, 'Name'), name),
+    h('div', {}, h('label', { for: 'auto-kind' }, 'When'), kind),
+    cronBox,
+    onceBox,
+    h('div', {}, h('label', { for: 'auto-agent' }, 'Agent (a new session each time)'), agent),
+    h('div', {}, h('label', { for: 'auto-input' }, 'Input'), text),
+    err,
+    h('button', { class: 'btn btn-primary', type: 'submit' }, 'Create automation'),
+  );
+  setPage(
+    'Automations',
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Automations'), h('p', {}, 'Input delivered on a schedule: each slot fires once, into a new session of an agent or into one of your sessions.'))),
+    h(
+      'div',
+      { class: 'audit-layout' },
+      h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Automations' }, table),
+      h('section', { class: 'panel', 'aria-labelledby': 'new-auto-title' }, h('h2', { id: 'new-auto-title' }, 'New automation'), form),
+    ),
+  );
+}
+
 // ---------- router
 async function route() {
   if (!state.api) return renderKeyView();
@@ -769,6 +1024,8 @@ async function route() {
   try {
     if (parts[0] === 'audit') await renderAudit(new URLSearchParams(query));
     else if (parts[0] === 'webhooks') await renderWebhooks(new URLSearchParams(query));
+    else if (parts[0] === 'secrets') await renderSecrets();
+    else if (parts[0] === 'automations') await renderAutomations();
     else if (parts[0] === 'sessions' && parts[1]) await renderSession(decodeURIComponent(parts[1]));
     else await renderSessions();
   } catch (err) {

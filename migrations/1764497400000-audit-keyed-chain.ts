@@ -1,9 +1,21 @@
+import { createHmac } from 'node:crypto';
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { migrationContext } from '../src/common/database/migration-context';
-import { AuditChainKey } from '../src/modules/audit/domain/audit-record';
+import { migrationContext } from './migration-context';
 
 /** The role the service's database user is a member of (see README, "Production database roles"). */
 export const APP_DB_ROLE = 'agent_api_app';
+
+/**
+ * A head's tag as `AuditChainKey.headTag` (src/modules/audit/domain/audit-record.ts) makes it, frozen
+ * here (a migration imports nothing from src/): HMAC-SHA256 over `audit_chain_head:` and the
+ * canonical JSON (keys sorted) of tenant, position, last hash and legacy boundary.
+ */
+function headTag(key: Buffer, head: { tenantId: string; lastSeq: number; lastHash: string; legacyUntil: number }): string {
+  const canonical =
+    `{"last_hash":${JSON.stringify(head.lastHash)},"last_seq":${head.lastSeq},` +
+    `"legacy_until":${head.legacyUntil},"tenant_id":${JSON.stringify(head.tenantId)}}`;
+  return createHmac('sha256', key).update(`audit_chain_head:${canonical}`, 'utf8').digest('hex');
+}
 
 /**
  * Tamper evidence against a database writer, and the service's least-privilege role.
@@ -53,10 +65,7 @@ export class AuditKeyedChain1764497400000 implements MigrationInterface {
     if (heads.length > 0) {
       const raw = migrationContext().auditHmacKey;
       if (!raw) throw new Error(`${this.name} tags the existing audit chain heads with AUDIT_HMAC_KEY: run it with the key configured (the app and npm run migration:run do)`);
-      const key = new AuditChainKey(raw);
-      const tags = heads.map((h) =>
-        key.headTag({ tenantId: h.tenant_id, lastSeq: Number(h.last_seq), lastHash: h.last_hash, legacyUntil: Number(h.last_seq) }),
-      );
+      const tags = heads.map((h) => headTag(raw, { tenantId: h.tenant_id, lastSeq: Number(h.last_seq), lastHash: h.last_hash, legacyUntil: Number(h.last_seq) }));
       await q.query(
         `UPDATE audit_chain_heads h SET legacy_until = h.last_seq, tag = u.tag
            FROM unnest($1::text[], $2::text[]) AS u(tenant_id, tag) WHERE h.tenant_id = u.tenant_id`,

@@ -15,6 +15,15 @@ import { ApiAgents1764497700000 } from './1764497700000-api-agents';
 import { IntegrationEvents1764497750000 } from './1764497750000-integration-events';
 import { Webhooks1764497800000 } from './1764497800000-webhooks';
 import { SecretsOutOfIdempotency1764497900000 } from './1764497900000-secrets-out-of-idempotency';
+import { WebhookIsolation1764498000000 } from './1764498000000-webhook-isolation';
+import { Secrets1764498100000 } from './1764498100000-secrets';
+import { ModelSpend1764498400000 } from './1764498400000-model-spend';
+import { PartitionRunEvents1764498500000 } from './1764498500000-partition-run-events';
+import { AuditCheckpoints1764498600000 } from './1764498600000-audit-checkpoints';
+import { SteerByDefault1764498710000 } from './1764498710000-steer-by-default';
+import { InputReceipts1764498711000 } from './1764498711000-input-receipts';
+import { RunPauses1764498720000 } from './1764498720000-run-pauses';
+import { Automations1764498730000 } from './1764498730000-automations';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -37,4 +46,13 @@ export const MIGRATIONS = [
   IntegrationEvents1764497750000,
   Webhooks1764497800000,
   SecretsOutOfIdempotency1764497900000,
+  WebhookIsolation1764498000000,
+  Secrets1764498100000,
+  ModelSpend1764498400000,
+  PartitionRunEvents1764498500000,
+  AuditCheckpoints1764498600000,
+  SteerByDefault1764498710000,
+  InputReceipts1764498711000,
+  RunPauses1764498720000,
+  Automations1764498730000,
 ];

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { FastifyAdapter, NestFastifyApplication } from '@nestjs/platform-fastify';
 import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { AppModule } from './app.module';
+import { Clock } from './common/clock/clock';
 import { AppConfig } from './common/config/app-config';
 import { projectRoot } from './common/config/project-root';
 import { setupOpenApi } from './common/http/openapi';
@@ -17,6 +18,7 @@ import { registerHttpLogging } from './common/logging/http-logging';
 import { createRootLogger, PinoNestLogger } from './common/logging/logger';
 import { httpMetricsObserver } from './common/metrics/http-metrics';
 import { Metrics } from './common/metrics/metrics';
+import { eventComponentSchemas } from './modules/events/api/event-schemas';
 import { registerRateLimit } from './modules/ops/rate-limit';
 
 function bodyTooDeep(): Error {
@@ -24,8 +26,23 @@ function bodyTooDeep(): Error {
   return Object.assign(new DomainError('invalid_request', `the JSON body ${message}`, { errors: [{ field: 'body', message }] }), { statusCode: 400 });
 }
 
+function bodyNotUtf8(): Error {
+  const message = 'is not valid UTF-8';
+  return Object.assign(new DomainError('invalid_request', `the JSON body ${message}`, { errors: [{ field: 'body', message }] }), { statusCode: 400 });
+}
+
+/** Strict: a malformed sequence, an overlong form or an encoded surrogate is an error, not U+FFFD (a leading BOM is dropped). */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+function decodeUtf8(bytes: Buffer): string | null {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
 /** Builds the Nest application (not yet listening). Used by main.ts and by the e2e tests. */
-export async function createApp(config: AppConfig): Promise<NestFastifyApplication> {
+export async function createApp(config: AppConfig, options: { clock?: Clock } = {}): Promise<NestFastifyApplication> {
   // Structured JSON logs (pino) for Nest and Fastify alike; request bodies and headers are never logged.
   const rootLogger = createRootLogger(config.logLevel, { node_id: config.nodeId });
   const adapter = new FastifyAdapter({
@@ -51,7 +68,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
     clientErrorHandler: createClientErrorHandler(),
     return503OnClosing: false,
   });
-  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config), adapter, {
+  const app = await NestFactory.create<NestFastifyApplication>(AppModule.forRoot(config, options.clock), adapter, {
     logger: new PinoNestLogger(rootLogger),
     bufferLogs: false,
     abortOnError: false,
@@ -79,12 +96,15 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   // means "no fields", like no body at all; any other body goes to Fastify's own safe parser.
   const parseJson = fastify.getDefaultJsonParser('error', 'error');
   fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
-    if (body === '' || (Buffer.isBuffer(body) && body.length === 0)) return done(null, undefined);
+  fastify.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req: FastifyRequest, body: string | Buffer, done: (err: Error | null, value?: unknown) => void) => {
+    if (body.length === 0) return done(null, undefined);
+    // JSON is UTF-8 (RFC 8259): a lenient decode stored bytes that are not as U+FFFD.
+    const text = typeof body === 'string' ? body : decodeUtf8(body);
+    if (text === null) return done(bodyNotUtf8());
     // Depth first, before any parse: recursive code after it (validation, canonical JSON, jsonb)
     // would overflow its stack on a few thousand levels, in fields rejected later as unknown too.
-    if (exceedsJsonDepth(String(body))) return done(bodyTooDeep());
-    return parseJson(req, body as string, done as never);
+    if (exceedsJsonDepth(text)) return done(bodyTooDeep());
+    return parseJson(req, text, done as never);
   });
   // Multipart is parsed lazily (streamed by the handler) and only on routes that opt in with
   // `@RouteConfig({ multipart: true })` (uploads); every other route keeps answering 415 to it.
@@ -108,7 +128,7 @@ export async function createApp(config: AppConfig): Promise<NestFastifyApplicati
   }) as never);
   fastify.get('/console', (_req: FastifyRequest, reply: FastifyReply) => reply.redirect('/console/', 302));
 
-  if (config.docsEnabled) setupOpenApi(app);
+  if (config.docsEnabled) setupOpenApi(app, eventComponentSchemas());
   // Signals are handled by main.ts (graceful shutdown with a hard deadline), not by Nest.
   return app;
 }

@@ -7,9 +7,11 @@ import { AppConfig } from './common/config/app-config';
 import { OutboundModule } from './common/outbound/outbound.module';
 import { OutboxModule } from './common/outbox/outbox.module';
 import { ConfigModule } from './common/config/config.module';
-import { DatabaseModule } from './common/database/database.module';
+import { Clock } from './common/clock/clock';
+import { ClockModule } from './common/clock/clock.module';
+import { DatabaseModule, DatabaseTargetModule } from './common/database/database.module';
 import { AllExceptionsFilter } from './common/errors/all-exceptions.filter';
-import { HealthController } from './common/health/health.controller';
+import { HealthModule } from './common/health/health.module';
 import { MetricsModule } from './common/metrics/metrics.module';
 import { SharedRedisModule } from './common/redis/shared-redis';
 import { ContractValidationPipe } from './common/http/validation';
@@ -24,18 +26,25 @@ import { EventsModule } from './modules/events/events.module';
 import { IdempotencyModule } from './modules/idempotency/idempotency.module';
 import { OpsModule } from './modules/ops/ops.module';
 import { RunsModule } from './modules/runs/runs.module';
+import { SecretsModule } from './modules/secrets/secrets.module';
+import { UsageModule } from './modules/usage/usage.module';
 import { SessionsModule } from './modules/sessions/sessions.module';
 import { WebhooksModule } from './modules/webhooks/webhooks.module';
+import { AutomationsModule } from './modules/automations/automations.module';
 
 @Module({})
 export class AppModule {
-  static forRoot(config: AppConfig): DynamicModule {
+  /** `clock`: the time that decides (default the system clock; tests hand in a FakeClock). */
+  static forRoot(config: AppConfig, clock?: Clock): DynamicModule {
     return {
       module: AppModule,
       imports: [
         ConfigModule.forRoot(config),
+        ClockModule.forRoot(clock),
+        DatabaseTargetModule,
         MetricsModule,
-        OutboundModule,
+        HealthModule,
+        OutboundModule.forRoot(config.outboundUrlAllowlist),
         SharedRedisModule,
         DatabaseModule,
         OutboxModule,
@@ -50,10 +59,12 @@ export class AppModule {
         AuditModule,
         CompatAgUiModule,
         WebhooksModule,
+        AutomationsModule,
+        SecretsModule,
+        UsageModule,
         OpsModule,
         CompatOpenAiModule,
       ],
-      controllers: [HealthController],
       providers: [
         ApiKeysService,
         { provide: APP_GUARD, useClass: AuthGuard },

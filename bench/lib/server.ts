@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { createFreshDatabase } from '../../test/helpers/fresh-database';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { Client } from 'pg';
 import { log, sleep } from './util';
 
 export interface Proc {
@@ -25,6 +26,31 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
   return ticks * 10; // CLK_TCK = 100 on Linux
+}
+
+/**
+ * Total CPU time in ms of the PostgreSQL backends connected to the database of `dbUrl` (their
+ * pids from pg_stat_activity, read in /proc: the server runs on this machine). Backends that end
+ * between two readings take their time with them: compare readings over a window in which the
+ * service's pool stays open.
+ */
+export async function dbBackendsCpuMs(dbUrl: string): Promise<number> {
+  const c = new Client({ connectionString: dbUrl });
+  await c.connect();
+  try {
+    const { rows } = await c.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`);
+    let total = 0;
+    for (const { pid } of rows) {
+      try {
+        total += cpuMs(pid);
+      } catch {
+        // the backend ended meanwhile
+      }
+    }
+    return total;
+  } finally {
+    await c.end();
+  }
 }
 
 /** TCP ports a process listens on (its socket inodes matched against /proc/net/tcp). */

@@ -5,9 +5,10 @@
  */
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { readFileSync } from 'node:fs';
-import { AgentApiClient, ApiError, isTerminal, type Agent, type AuditRecord, type CreateAgentRequest, type CreateWebhookRequest, type Message, type Run, type Session, type WebhookDelivery, type WebhookEndpoint } from '../ts/src/client';
+import { createReadStream, readFileSync } from 'node:fs';
+import { AgentApiClient, ApiError, isTerminal, type Agent, type AuditRecord, type Automation, type CreateAgentRequest, type CreateWebhookRequest, type InputReceipt, type Message, type Run, type Secret, type Session, type WebhookDelivery, type WebhookEndpoint } from '../ts/src/client';
 import { streamRunEvents, type AgentEvent } from '../ts/src/sse';
+import { parsePublicKeys, verifyExport } from './audit-verify';
 
 const HELP = `agent-api - use the Agent API from the command line
 
@@ -21,6 +22,7 @@ Usage:
   agent-api runs list <session>
   agent-api runs show <run>
   agent-api runs cancel <run>
+  agent-api inputs show <input>                   an input's receipt: where it went, which run took it
   agent-api agents [list]                         file and API agents (source file|api)
   agent-api agents show <agent> [--version n]     one agent (version) and its tools
   agent-api agents versions <agent>               every version of an agent
@@ -28,12 +30,34 @@ Usage:
   agent-api agents create <agent> --file v.json   the next version of an API agent (admin)
   agent-api audit [--run id] [--session id] [--action a] [--actor subject] [--limit n] [--after id]
   agent-api audit --verify                        check the audit hash chain (admin)
+  agent-api audit verify --file export.ndjson --public-key key.pem
+                                                  check an export offline (no server): every hash,
+                                                  link and checkpoint signature; names the first bad
+                                                  record ('-' reads stdin; --public-key may repeat
+                                                  and takes PEM or GET /v1/admin/audit/public-key JSON)
   agent-api webhooks list                         the tenant's webhook endpoints (admin)
   agent-api webhooks create <url> [--events a,b] [--description d]
                                                   a new endpoint (default events: every run.*
                                                   type); prints its signing secret, shown only once
   agent-api webhooks deliveries <endpoint> [--limit n] [--after id]
                                                   an endpoint's recent deliveries, newest first
+  agent-api automations list [--limit n] [--after id]
+                                                  your automations (admins: the tenant's): schedule,
+                                                  status, next run, last invocation
+  agent-api automations create <name> (--cron "m h dom mon dow" [--tz Zone] | --at time)
+            (--agent id | --session id) --input "text"
+                                                  a cron automation (IANA --tz, default UTC) or a
+                                                  one-time one (--at, RFC 3339), into a new session of
+                                                  --agent or into --session
+  agent-api automations pause <automation>        no scheduled slot fires while paused
+  agent-api automations resume <automation>
+  agent-api automations run <automation>          run now (a manual invocation)
+  agent-api secrets list [--limit n] [--after NAME]
+                                                  the tenant's secrets: names and versions (admin)
+  agent-api secrets set <NAME> [--value v]        set or rotate a secret (admin); the value is read
+                                                  from stdin (one trailing newline dropped) unless
+                                                  --value is given, and never printed
+  agent-api secrets delete <NAME>                 delete a secret (admin)
 
 Options:
   --url <url>      service URL   (env AGENT_API_URL, default http://127.0.0.1:3000)
@@ -118,6 +142,13 @@ class LineReader {
   }
 }
 
+/** All of a stream (stdin) as UTF-8 text. */
+async function readAll(input: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of input) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -144,6 +175,12 @@ export async function main(argv: string[], io: Io): Promise<number> {
       version: { type: 'string' },
       events: { type: 'string' },
       description: { type: 'string' },
+      value: { type: 'string' },
+      cron: { type: 'string' },
+      tz: { type: 'string' },
+      at: { type: 'string' },
+      input: { type: 'string' },
+      'public-key': { type: 'string', multiple: true },
     },
   });
   const [command, sub, ...rest] = positionals;
@@ -170,7 +207,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const page = await client.listSessions({ limit });
         if (values.json) return json(page), 0;
         if (!page.data.length) return print('no sessions yet: agent-api sessions create --title "..."\n'), 0;
-        print(table([['ID', 'TITLE', 'AGENT', 'STATUS', 'LAST ACTIVE'], ...page.data.map((s: Session) => [s.id, s.title ?? '-', s.agent_id, s.status, s.last_active_at])]));
+        print(table([['ID', 'TITLE', 'AGENT', 'STATUS', 'WORK', 'LAST ACTIVE'], ...page.data.map((s: Session) => [s.id, s.title ?? '-', s.agent_id, s.status, s.work_status, s.last_active_at])]));
         return 0;
       }
       if (sub === 'create') {
@@ -184,7 +221,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
         const id = need(rest[0], 'session id: agent-api sessions show <session>');
         const [s, messages] = await Promise.all([client.getSession(id), client.listMessages(id, { limit: 100 })]);
         if (values.json) return json({ session: s, messages: messages.data }), 0;
-        print(`${c.bold(s.title ?? s.id)}  ${c.dim(`${s.id} · ${s.agent_id} · ${s.status} · revision ${s.revision}`)}\n`);
+        print(`${c.bold(s.title ?? s.id)}  ${c.dim(`${s.id} · ${s.agent_id} · ${s.status} · ${s.work_status} · revision ${s.revision}`)}\n`);
         for (const m of messages.data) print(`${c.cyan(m.role.padEnd(9))} ${textOf(m)}\n`);
         if (messages.has_more) print(c.dim('(older history continues: see the API for more pages)\n'));
         return 0;
@@ -223,6 +260,14 @@ export async function main(argv: string[], io: Io): Promise<number> {
         return 0;
       }
       throw new UsageError(`unknown: runs ${sub}`);
+    }
+    case 'inputs': {
+      const id = need(rest[0], 'input id: agent-api inputs show <input>');
+      if (sub !== 'show') throw new UsageError(`unknown: inputs ${sub}`);
+      const r = await client.getInput(id);
+      if (values.json) return json(r), 0;
+      print(describeInput(r, c) + '\n');
+      return 0;
     }
     case 'agents': {
       const printAgent = (a: Agent) => {
@@ -263,6 +308,29 @@ export async function main(argv: string[], io: Io): Promise<number> {
       throw new UsageError(`unknown: agents ${sub}`);
     }
     case 'audit': {
+      if (sub === 'verify') {
+        const file = need(values.file, '--file (the ndjson export, or - for stdin)');
+        const keyFiles = values['public-key'] ?? [];
+        if (!keyFiles.length) throw new UsageError('missing --public-key (PEM, or the JSON of GET /v1/admin/audit/public-key)');
+        const keys = keyFiles.flatMap((f) => parsePublicKeys(readFileSync(f, 'utf8')));
+        const input = file === '-' ? io.input : createReadStream(file, { encoding: 'utf8' });
+        const v = await verifyExport(createInterface({ input, crlfDelay: Infinity }), keys);
+        if (values.json) return json(v), v.ok ? 0 : 1;
+        if (v.ok) {
+          print(
+            `${c.green('✓ export verified')}: ${v.records} records (seq ${v.first_seq ?? '-'}..${v.last_seq ?? '-'}) of ${v.tenant_id ?? '?'}, ${v.checkpoints} signed checkpoints` +
+              (v.signed_up_to !== null ? `, signed up to seq ${v.signed_up_to}` : '') +
+              '\n',
+          );
+          if (v.unsigned_tail > 0) print(c.yellow(`! ${v.unsigned_tail} records after the last checkpoint are covered by no signature\n`));
+          if (!v.anchored) print(c.yellow(`! the first record's prev_hash is taken on trust (the export starts after no checkpoint)\n`));
+          if (v.keyed_records > 0) print(c.yellow(`! ${v.keyed_records} records of the keyed era: links checked, hashes need AUDIT_HMAC_KEY\n`));
+        } else {
+          const b = v.first_bad!;
+          print(`${c.red('✗ export does not verify')}: ${b.reason} at line ${b.line}${b.seq !== null ? `, seq ${b.seq}` : ''}${b.id ? ` (${b.id})` : ''}: ${b.message}\n`);
+        }
+        return v.ok ? 0 : 1;
+      }
       if (values.verify) {
         const v = await client.verifyAudit();
         if (values.json) return json(v), v.ok ? 0 : 1;
@@ -333,9 +401,98 @@ export async function main(argv: string[], io: Io): Promise<number> {
       }
       throw new UsageError(`unknown: webhooks ${sub}`);
     }
+    case 'automations': {
+      const schedule = (a: Automation) => (a.schedule.type === 'cron' ? `cron ${a.schedule.expression} (${a.schedule.timezone})` : `once ${a.schedule.at}`);
+      const show = (a: Automation) => {
+        if (values.json) return json(a), 0;
+        print(`${a.id}  ${a.status}  ${schedule(a)}  next ${a.next_run_at ?? '-'}\n`);
+        return 0;
+      };
+      if (sub === 'list' || sub === undefined) {
+        const page = await client.listAutomations({ limit, after: values.after });
+        if (values.json) return json(page), 0;
+        if (!page.data.length) return print('no automations yet: agent-api automations create <name> --cron "0 9 * * 1-5" --agent support_agent --input "..."\n'), 0;
+        print(
+          table([
+            ['ID', 'NAME', 'SCHEDULE', 'STATUS', 'NEXT RUN', 'LAST INVOCATION'],
+            ...page.data.map((a: Automation) => [
+              a.id,
+              a.name,
+              schedule(a),
+              a.status,
+              a.next_run_at ?? '-',
+              a.last_invocation ? `${a.last_invocation.status}${a.last_invocation.run_id ? ` ${a.last_invocation.run_id}` : ''}${a.last_invocation.error ? ` (${a.last_invocation.error.code})` : ''}` : '-',
+            ]),
+          ]),
+        );
+        if (page.has_more) print(c.dim(`next page: add --after ${page.last_id}\n`));
+        return 0;
+      }
+      if (sub === 'create') {
+        const name = need(rest[0], 'name: agent-api automations create <name> (--cron expr [--tz Zone] | --at time) (--agent id | --session id) --input text');
+        if (!values.cron === !values.at) throw new UsageError('give one of --cron "m h dom mon dow" or --at <RFC 3339 time>');
+        if (!values.agent === !values.session) throw new UsageError('give one of --agent <id> (a new session each time) or --session <id>');
+        const text = need(values.input, 'the input: --input "text"');
+        const a = await client.createAutomation({
+          name,
+          schedule: values.cron ? { type: 'cron', expression: values.cron, timezone: values.tz ?? 'UTC' } : { type: 'once', at: values.at! },
+          target: values.agent ? { type: 'new_session', agent_id: values.agent } : { type: 'session', session_id: values.session! },
+          input: { role: 'user', content: [{ type: 'text', text }] },
+        });
+        return show(a);
+      }
+      if (sub === 'pause' || sub === 'resume') {
+        const id = need(rest[0], `automation id: agent-api automations ${sub} <automation>`);
+        return show(sub === 'pause' ? await client.pauseAutomation(id) : await client.resumeAutomation(id));
+      }
+      if (sub === 'run') {
+        const id = need(rest[0], 'automation id: agent-api automations run <automation>');
+        const inv = await client.invokeAutomation(id);
+        if (values.json) return json(inv), 0;
+        print(`${inv.id}  ${inv.status}\n`);
+        io.err.write(c.dim(`queued; see it with: agent-api automations list (last invocation) or GET /v1/automations/${id}/invocations\n`));
+        return 0;
+      }
+      throw new UsageError(`unknown: automations ${sub}`);
+    }
+    case 'secrets': {
+      if (sub === 'list' || sub === undefined) {
+        const page = await client.listSecrets({ limit, after: values.after });
+        if (values.json) return json(page), 0;
+        if (!page.data.length) return print('no secrets yet: agent-api secrets set <NAME> (value on stdin)\n'), 0;
+        print(table([['NAME', 'VERSION', 'UPDATED', 'CREATED'], ...page.data.map((s: Secret) => [s.name, String(s.version), s.updated_at, s.created_at])]));
+        if (page.has_more) print(c.dim(`next page: add --after ${page.last_id}\n`));
+        return 0;
+      }
+      if (sub === 'set') {
+        const name = need(rest[0], 'name: agent-api secrets set <NAME> [--value v] (else the value is read from stdin)');
+        // stdin keeps the value out of shell history and the process list; `echo v |` adds one newline, dropped here.
+        const value = values.value ?? (await readAll(io.input)).replace(/\r?\n$/, '');
+        if (!value) throw new UsageError('the value is empty: pass it on stdin or with --value');
+        const s = await client.putSecret(name, value);
+        if (values.json) return json(s), 0;
+        print(`${s.name} version ${s.version}\n`);
+        io.err.write(c.dim(`${s.version === 1 ? 'set' : 'rotated'} secret ${s.name}; tool headers name it as \${secret:${s.name}}\n`));
+        return 0;
+      }
+      if (sub === 'delete') {
+        const name = need(rest[0], 'name: agent-api secrets delete <NAME>');
+        await client.deleteSecret(name);
+        if (values.json) return json({ name, deleted: true }), 0;
+        print(`deleted ${name}\n`);
+        return 0;
+      }
+      throw new UsageError(`unknown: secrets ${sub}`);
+    }
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
+}
+
+/** One line: an input's receipt (`inp_... steered -> run_... taken 12:00:01`). */
+function describeInput(r: InputReceipt, c: ReturnType<typeof palette>): string {
+  const taken = r.taken_at ? `taken ${r.taken_at}` : c.yellow('not taken yet');
+  return `${c.bold(r.id)}  ${r.disposition} -> ${r.run_id}  ${taken}  ${c.dim(`message ${r.message_id}`)}`;
 }
 
 function describeRun(run: Run, c: ReturnType<typeof palette>): string {
@@ -364,7 +521,7 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
     midLine = !s.endsWith('\n');
   };
   const line = (s: string) => write(`${midLine ? '\n' : ''}${s}\n`);
-  if (!opts.json) io.err.write(c.dim(`run ${runId} (${receipt.status})\n`));
+  if (!opts.json) io.err.write(c.dim(`run ${runId} (${receipt.status}) · input ${receipt.receipt.id} ${receipt.receipt.disposition}\n`));
 
   const abort = new AbortController();
   let interrupts = 0;
@@ -398,7 +555,11 @@ async function chat(client: AgentApiClient, io: Io, c: ReturnType<typeof palette
       try {
         const r = await client.sendText(sessionId, typed, { concurrency: 'steer' });
         if (opts.json) continue;
-        line(r.steered ? c.dim(`↳ steered into ${r.run_id}`) : c.dim(`↳ the run had ended: a new run ${r.run_id} takes it (agent-api runs show ${r.run_id})`));
+        line(
+          r.steered
+            ? c.dim(`↳ steered into ${r.run_id} (${r.receipt.id}: agent-api inputs show ${r.receipt.id})`)
+            : c.dim(`↳ the run had ended: a new run ${r.run_id} takes it (${r.receipt.id} ${r.receipt.disposition}; agent-api runs show ${r.run_id})`),
+        );
       } catch (e) {
         line(c.red(`steer failed: ${e instanceof Error ? e.message : String(e)}`));
       }

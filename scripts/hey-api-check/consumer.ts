@@ -19,6 +19,8 @@ export function describe(e: RunEvent): string {
       return e.data.requested_by;
     case 'run.input':
       return e.data.message_id;
+    case 'run.input_requested':
+      return `${e.data.tool_call_id}: ${e.data.question} (until ${new Date(e.data.expires_at).toISOString()})`;
     case 'message.started':
       return `${e.data.message_id} ${e.data.role}`;
     case 'message.delta':

@@ -38,6 +38,12 @@ describe('Swagger UI (/docs) in Chromium', () => {
     const tryOut = block.locator('button.try-out__btn');
     if ((await tryOut.textContent())?.includes('Try it out')) await tryOut.click();
     for (const [name, value] of Object.entries(params)) await block.locator(`tr[data-param-name="${name}"] input`).fill(value);
+    // A previous answer of this operation is cleared first: its status cell would satisfy the wait below at once (a stale answer on a loaded machine).
+    const clear = block.locator('button.btn-clear');
+    if (await clear.isVisible().catch(() => false)) {
+      await clear.click();
+      await block.locator('.live-responses-table').waitFor({ state: 'detached' });
+    }
     await block.locator('button.execute').click();
     const status = block.locator('.live-responses-table .response .response-col_status').first();
     await status.waitFor();

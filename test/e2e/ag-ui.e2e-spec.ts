@@ -227,6 +227,22 @@ describe('AG-UI 1.0 over durable runs (HttpAgent, verifier on)', () => {
     expect(native.status).toBe('cancelled');
   });
 
+  it("a request's user input has a persistent receipt: its id in X-Agent-Input-Id, readable at GET /v1/inputs/{id}", async () => {
+    const sid = await createSession(t, KEYS.memberA1);
+    const res = await fetch(`${t.url}/ag-ui/agents/support_agent`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEYS.memberA1}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ threadId: sid, runId: uniq('receipt'), messages: [{ id: 'u1', role: 'user', content: script([{ text: 'ok' }]) }], tools: [], context: [], state: {}, forwardedProps: {} }),
+    });
+    expect(res.status).toBe(200);
+    const inputId = res.headers.get('x-agent-input-id');
+    const runId = res.headers.get('x-agent-run-id');
+    await res.text();
+    expect(inputId).toMatch(/^inp_/);
+    const receipt = await t.call(KEYS.memberA1, 'GET', `/v1/inputs/${inputId}`);
+    expect(receipt.body).toMatchObject({ id: inputId, object: 'input', session_id: sid, disposition: 'started', run_id: runId });
+  });
+
   it('the same runId twice gives one run; a dropped connection does not stop it, and the retry streams it from the start', async () => {
     const sid = await createSession(t, KEYS.memberA1);
     const runId = uniq('same');

@@ -62,6 +62,31 @@ describe('GET /v1/agents', () => {
     expect(empty.body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
   });
 
+  it('pages the versions of an agent with the same after, limit and order (after: a version)', async () => {
+    const all = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions');
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ object: 'list', has_more: false });
+    expect(all.body.data.map((a: { version: string }) => a.version)).toEqual(['1', '2']);
+    const p1 = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions?limit=1');
+    expect(p1.body.data.map((a: { version: string }) => a.version)).toEqual(['1']);
+    expect(p1.body.has_more).toBe(true);
+    const p2 = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions?limit=1&after=1');
+    expect(p2.body.data.map((a: { version: string }) => a.version)).toEqual(['2']);
+    expect(p2.body.has_more).toBe(false);
+    const desc = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions?order=desc');
+    expect(desc.body.data.map((a: { version: string }) => a.version)).toEqual(['2', '1']);
+    // The query was ignored (200) before: every parameter is checked and named.
+    const bad = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions?after=%00&limit=0x10&order=sideways');
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    expect(bad.body.error.details.errors.map((e: { field: string }) => e.field)).toEqual(['after']);
+    const bad2 = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions?limit=0x10&order=sideways');
+    expect(bad2.body.error.details.errors.map((e: { field: string }) => e.field)).toEqual(['limit', 'order']);
+    const cursor = await t.call(KEYS.memberA1, 'GET', '/v1/agents/support_agent/versions?after=0x10');
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error.code).toBe('invalid_cursor');
+  });
+
   it.each<[string, number, string]>([
     ['/v1/agents?after=nobody', 400, 'invalid_cursor'],
     ['/v1/agents?limit=0', 400, 'invalid_request'],

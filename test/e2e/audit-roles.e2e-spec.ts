@@ -7,6 +7,8 @@ import { APP_DB_ROLE } from '../../migrations/1764497400000-audit-keyed-chain';
 import { AUDIT_HMAC_KEY_FILE } from '../../src/common/config/audit-hmac-key';
 import { AuditChainKey, legacyAuditHash } from '../../src/modules/audit/domain/audit-record';
 import { AUDIT_COLUMNS, auditRowToDomain } from '../../src/modules/audit/infrastructure/audit-row';
+import { AuditCheckpointer } from '../../src/modules/audit/domain/audit-checkpointer';
+import { AuditRetention } from '../../src/modules/audit/domain/audit-retention';
 import { createAppLoginRole } from '../helpers/app-role';
 import { createSession, startRun, userInput, waitForRun } from '../helpers/runs';
 import { createFreshDatabase, KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -39,7 +41,7 @@ async function runAndVerify(t: TestApp): Promise<number> {
 async function grants(db: DataSource) {
   const rows: Array<{ t: string; p: string; ok: boolean }> = await db.query(
     `SELECT t, p, has_table_privilege('${APP_DB_ROLE}', t, p) AS ok
-       FROM unnest(ARRAY['audit_records', 'audit_chain_heads', 'audit_outbox', 'sessions', 'migrations']) AS t,
+       FROM unnest(ARRAY['audit_records', 'audit_chain_heads', 'audit_outbox', 'sessions', 'migrations', 'audit_checkpoints', 'audit_signing_keys', 'audit_legal_holds']) AS t,
             unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE']) AS p`,
   );
   const out: Record<string, string[]> = {};
@@ -53,6 +55,9 @@ const EXPECTED_GRANTS = {
   audit_outbox: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   sessions: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   migrations: ['SELECT'],
+  audit_checkpoints: ['SELECT', 'INSERT'],
+  audit_signing_keys: ['SELECT', 'INSERT'],
+  audit_legal_holds: ['SELECT', 'INSERT', 'UPDATE'],
 };
 
 describe('audit: database roles and the chain key', () => {
@@ -88,13 +93,22 @@ describe('audit: database roles and the chain key', () => {
         await expect(grants(db)).resolves.toEqual(EXPECTED_GRANTS);
         const checked = await runAndVerify(t);
 
+        // Retention as the service's role (no DELETE on the records): through audit_prune, up to a signed checkpoint only.
+        for (let i = 0; i < 3; i++) await createSession(t, KEYS.adminB);
+        await expect(t.call(KEYS.adminB, 'GET', '/v1/admin/audit/verify')).resolves.toMatchObject({ body: { ok: true, checked: 3 } });
+        await expect(t.app.get(AuditCheckpointer).checkpoint('tenant_b', true)).resolves.toMatchObject({ outcome: 'signed', checkpoint: { seq: 3 } });
+        await createSession(t, KEYS.adminB);
+        await expect(t.app.get(AuditRetention).pruneTenant('tenant_b', new Date())).resolves.toBe(3);
+        await expect(t.call(KEYS.adminB, 'GET', '/v1/admin/audit/verify')).resolves.toMatchObject({ body: { ok: true, checked: 1 } });
+        await expect(db.query(`DELETE FROM audit_records WHERE tenant_id = 'tenant_b'`)).rejects.toThrow(login ? /permission denied/ : /append-only/);
+
         // Tampering as the owner (superuser, triggers off) shows in GET /v1/admin/audit/verify's contract shape.
         const owner = pg ? new DataSource({ type: 'postgres', url: pg.url }) : db;
         if (pg) await owner.initialize();
         try {
           const [row] = await owner.query(`SELECT ${AUDIT_COLUMNS} FROM audit_records WHERE tenant_id = 'tenant_a' AND seq = 2`);
           const r = auditRowToDomain(row);
-          const { prevHash, hash: _old, ...body } = r;
+          const { prevHash, hash: _old, mac: _mac, ...body } = r;
           await owner.transaction(async (m) => {
             await m.query(`SET LOCAL session_replication_role = replica`);
             await m.query(`UPDATE audit_records SET outcome = 'forbidden', hash = $2 WHERE id = $1`, [r.id, legacyAuditHash(prevHash, { ...body, outcome: 'forbidden' })]);
@@ -104,7 +118,7 @@ describe('audit: database roles and the chain key', () => {
         }
         const broken = await t.call(KEYS.adminA, 'GET', '/v1/admin/audit/verify');
         expect(broken.status).toBe(200);
-        expect(broken.body).toEqual({ ok: false, checked: 1, first_broken: { id: expect.stringMatching(/^aud_/), seq: 2, reason: 'hash_mismatch' } });
+        expect(broken.body).toEqual({ ok: false, checked: 1, first_broken: { id: expect.stringMatching(/^aud_/), seq: 2, reason: 'mac_mismatch' } });
         expect(checked).toBeGreaterThan(1);
         if (login && pg) {
           // Migrated already: a node with only the service's role starts and is ready (nothing to apply).
@@ -156,7 +170,8 @@ describe('audit: database roles and the chain key', () => {
       try {
         await createSession(t, KEYS.adminA);
         await expect(t.call(KEYS.adminA, 'GET', '/v1/admin/audit/verify')).resolves.toMatchObject({
-          body: { ok: false, checked: 0, first_broken: { seq: 1, reason: 'hash_mismatch' } },
+          // Hashes are public SHA-256 (they recompute); the mac of record 1 is not this key's.
+          body: { ok: false, checked: 0, first_broken: { seq: 1, reason: 'mac_mismatch' } },
         });
         const db = t.app.get(DataSource);
         await expect(db.query(`SELECT count(*)::int AS n FROM audit_outbox WHERE tenant_id = 'tenant_a'`)).resolves.toEqual([{ n: 1 }]);

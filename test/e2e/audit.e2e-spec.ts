@@ -192,7 +192,7 @@ describe('audit trail over HTTP', () => {
     expect(doc.body.paths['/v1/admin/audit'].get.responses['403']).toBeDefined();
     const verify200 = doc.body.paths['/v1/admin/audit/verify'].get.responses['200'].content['application/json'];
     expect(verify200.schema.$ref).toMatch(/AuditVerifyResponseDto$/);
-    expect(verify200.examples.tampered.value.first_broken.reason).toBe('hash_mismatch');
+    expect(verify200.examples.tampered.value.first_broken.reason).toBe('mac_mismatch');
     expect(doc.body.components.schemas.AuditRecordResponseDto.properties.hash.description).toMatch(/SHA-256/);
   });
 });

@@ -5,6 +5,7 @@ import { contractOrderProblems, createSession, isTerminal, runEvents, script, st
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 import { OutboundHttpClient, OutboundUrlPolicy } from '../../src/common/outbound/outbound-http';
 import { ExternalTools } from '../../src/modules/agents/infrastructure/tools/external-tools';
+import { HeaderSecrets } from '../../src/modules/agents/infrastructure/tools/secret-headers';
 import { AgentTool } from '../../src/modules/agents/domain/agent-definition';
 import { startHttpToolServer, startMcpServer } from '../helpers/tool-servers';
 
@@ -49,7 +50,7 @@ describe('tools and agents you bring', () => {
     );
     http = await startHttpToolServer();
     mcp = await startMcpServer();
-    t = await startTestApp({ LOG_LEVEL: 'debug', APPROVAL_TTL_MS: '60000' });
+    t = await startTestApp({ LOG_LEVEL: 'debug', APPROVAL_TTL_MS: '60000', TOOL_ENV_SECRETS: SECRET_ENV });
   });
   afterAll(async () => {
     await t?.close();
@@ -81,7 +82,7 @@ describe('tools and agents you bring', () => {
       { type: 'http', name: 'bad', description: 'Answers 400.', parameters: { type: 'object' }, url: `${http.url}/bad` },
       { type: 'http', name: 'hang', description: 'Never answers.', parameters: { type: 'object' }, url: `${http.url}/hang`, timeout_ms: 700 },
       { type: 'http', name: 'private_quote', description: 'Prices a SKU (private).', parameters: { type: 'object' }, url: `${http.url}/quote`, visibility: 'private' },
-      { type: 'function', name: 'ask_user', description: 'Asks the user.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
+      { type: 'function', name: 'confirm_with_user', description: 'Asks the user.', parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] } },
       ...((extra.tools as unknown[]) ?? []),
     ],
   });
@@ -106,9 +107,9 @@ describe('tools and agents you bring', () => {
     agentCreated = true;
     expect(r.body).toMatchObject({ id: 'crm_agent', object: 'agent', version: '1', source: 'api' });
     const names = r.body.tools.map((x: any) => x.name);
-    expect(names).toEqual(['get_time', 'crm.lookup', 'crm.fail', 'crm.hang', 'pay.refund', 'quote', 'garbage', 'bad', 'hang', 'private_quote', 'ask_user']);
+    expect(names).toEqual(['get_time', 'crm.lookup', 'crm.fail', 'crm.hang', 'pay.refund', 'quote', 'garbage', 'bad', 'hang', 'private_quote', 'confirm_with_user']);
     expect(r.body.tools.find((x: any) => x.name === 'pay.refund')).toMatchObject({ type: 'mcp', server: 'pay', risk: 'approve', executor: 'server' });
-    expect(r.body.tools.find((x: any) => x.name === 'ask_user')).toMatchObject({ type: 'function', executor: 'client' });
+    expect(r.body.tools.find((x: any) => x.name === 'confirm_with_user')).toMatchObject({ type: 'function', executor: 'client' });
     expect(mcp.requests.some((q) => q.method === 'tools/list')).toBe(true);
     // The MCP server got the resolved secret; the response shows none.
     expect(mcp.requests.some((q) => q.headers['x-api-key'] === SECRET)).toBe(true);
@@ -265,7 +266,7 @@ describe('tools and agents you bring', () => {
   it('a function tool hands the call to the client (waiting_for_tool)', async () => {
     await ensureAgent();
     const sid = await createSession(t, admin, { agent_id: 'crm_agent' });
-    const runId = await runScript(sid, [{ tool_calls: [{ name: 'ask_user', arguments: { q: 'sure?' } }] }, { text: 'thanks' }]);
+    const runId = await runScript(sid, [{ tool_calls: [{ name: 'confirm_with_user', arguments: { q: 'sure?' } }] }, { text: 'thanks' }]);
     const w = await waitForRun(t, admin, runId, (r) => r.status === 'waiting_for_tool' || isTerminal(r));
     expect(w.status).toBe('waiting_for_tool');
     const callId = w.pending_tool_calls[0].tool_call_id;
@@ -362,7 +363,7 @@ describe('tools and agents you bring', () => {
 
   it('refuses a URL outside the allow-list again at call time (http and mcp): nothing is sent', async () => {
     // A node whose allow-list no longer holds the tool servers (the definition was accepted elsewhere or earlier).
-    const narrow = new ExternalTools(new OutboundHttpClient(new OutboundUrlPolicy(['http://localhost:1'])));
+    const narrow = new ExternalTools(new OutboundHttpClient(new OutboundUrlPolicy(['http://localhost:1'])), t.app.get(HeaderSecrets));
     const base = { description: '', parameters: { type: 'object' }, risk: 'auto', visibility: 'public', idempotent: true, executor: 'server', timeoutMs: 1000 } as const;
     const ctx = { tenantId: 't', subjectId: 's', sessionId: 'sess_x', runId: 'run_x', toolCallId: 'call_x', idempotencyKey: 'run_x:call_x', attempt: 1, signal: new AbortController().signal, deadline: Date.now() + 5000 };
     const seen = http.seen.length;

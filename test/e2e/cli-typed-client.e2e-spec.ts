@@ -43,6 +43,12 @@ describe('typed client (clients/ts) against a test app', () => {
     if (last.type === 'run.finished') expect(last.data.status).toBe('completed');
     const text = events.map((e) => (e.type === 'message.delta' ? e.data.delta : '')).join('');
     expect(text).toBe('one two three four');
+    // The receipt, typed: now taken by the run.
+    expect(receipt.receipt).toMatchObject({ disposition: 'started', run_id: receipt.run_id });
+    const input = await client.getInput(receipt.receipt.id);
+    expect(input).toMatchObject({ id: receipt.receipt.id, object: 'input', disposition: 'started', run_id: receipt.run_id, message_id: receipt.user_message_id });
+    expect(input.taken_at).not.toBeNull();
+    expect((await client.getSession(session.id)).work_status).toBe('idle');
 
     const resumed: number[] = [];
     for await (const ev of streamRunEvents(client, receipt.run_id, { lastEventId: 3 })) resumed.push(ev.sequence);

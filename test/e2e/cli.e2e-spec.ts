@@ -198,6 +198,12 @@ describe('agent-api CLI (child process against a test app)', () => {
     expect(cancel.stdout).toMatch(new RegExp(`${created.body.run_id} (cancelling|cancelled)`));
     const list = await runCli(['runs', 'list', session], { url: t.url });
     expect(list.stdout).toContain(created.body.run_id);
+    // The input's receipt (CONTRACT 7): where it went and which run took it.
+    const input = await runCli(['inputs', 'show', created.body.receipt.id], { url: t.url });
+    expect(input.code).toBe(0);
+    expect(input.stdout).toContain(`${created.body.receipt.id}  started -> ${created.body.run_id}`);
+    const inputJson = JSON.parse((await runCli(['inputs', 'show', created.body.receipt.id, '--json'], { url: t.url })).stdout);
+    expect(inputJson).toMatchObject({ id: created.body.receipt.id, object: 'input', disposition: 'started', run_id: created.body.run_id });
     const missing = await runCli(['runs', 'show', 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B'], { url: t.url });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/error: run_not_found: .*\[request req_/);
@@ -214,25 +220,25 @@ describe('agent-api CLI (child process against a test app)', () => {
     const v1 = {
       id: 'cli_agent',
       description: 'Made by the CLI test',
-      tools: ['get_time', { type: 'function', name: 'ask_user', description: 'Asks the user.', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
+      tools: ['get_time', { type: 'function', name: 'confirm_with_user', description: 'Asks the user.', parameters: { type: 'object', properties: { q: { type: 'string' } } } }],
     };
     writeFileSync(join(dir, 'v1.json'), JSON.stringify(v1));
     const created = await runCli(['agents', 'create', '--file', join(dir, 'v1.json')], { url: t.url });
     expect(created.stderr).toContain('created cli_agent v1');
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/cli_agent\s+v1 · api · model scripted/);
-    expect(created.stdout).toMatch(/ask_user\s+function\s+auto\s+public\s+false\s+client/);
+    expect(created.stdout).toMatch(/confirm_with_user\s+function\s+auto\s+public\s+false\s+client/);
     // The next version from stdin ('-'), with the agent id as argument.
     const next = await runCli(['agents', 'create', 'cli_agent', '--file', '-', '--json'], { url: t.url, stdin: JSON.stringify({ tools: ['get_time'] }) });
     expect(next.code).toBe(0);
     expect(JSON.parse(next.stdout)).toMatchObject({ id: 'cli_agent', version: '2', source: 'api' });
     const versions = await runCli(['agents', 'versions', 'cli_agent'], { url: t.url });
     expect(versions.code).toBe(0);
-    expect(versions.stdout).toMatch(/^1\s+\S+\s+get_time, ask_user$/m);
+    expect(versions.stdout).toMatch(/^1\s+\S+\s+get_time, confirm_with_user$/m);
     expect(versions.stdout).toMatch(/^2\s+\S+\s+get_time$/m);
     const shown = await runCli(['agents', 'show', 'cli_agent', '--version', '1', '--json'], { url: t.url, key: KEYS.memberA1 });
     expect(shown.code).toBe(0);
-    expect(JSON.parse(shown.stdout).tools.map((x: { name: string }) => x.name)).toEqual(['get_time', 'ask_user']);
+    expect(JSON.parse(shown.stdout).tools.map((x: { name: string }) => x.name)).toEqual(['get_time', 'confirm_with_user']);
     const list = await runCli(['agents', 'list'], { url: t.url });
     expect(list.stdout).toMatch(/cli_agent\s+2\s+api\s+scripted\s+1/);
     expect(list.stdout).toMatch(/support_agent\s+\d+\s+file/);
@@ -301,5 +307,75 @@ describe('agent-api CLI (child process against a test app)', () => {
     } finally {
       await receiver.stop();
     }
+  });
+
+  it('secrets: set reads the value from stdin (or --value) and never prints it, set again rotates, list shows versions, delete; members get forbidden', async () => {
+    const value = 'cli-secret-value-5d1f0a9e';
+    const set = await runCli(['secrets', 'set', 'CLI_TOKEN'], { url: t.url, stdin: `${value}\n` });
+    expect(set.code).toBe(0);
+    expect(set.stdout).toBe('CLI_TOKEN version 1\n');
+    expect(set.stderr).toContain('${secret:CLI_TOKEN}');
+    const rotated = await runCli(['secrets', 'set', 'CLI_TOKEN', '--value', `${value}-2`], { url: t.url });
+    expect(rotated.code).toBe(0);
+    expect(rotated.stdout).toBe('CLI_TOKEN version 2\n');
+    for (const r of [set, rotated]) expect(r.stdout + r.stderr).not.toContain(value);
+    // The trailing newline of `echo value |` is not part of the value.
+    expect((await runCli(['secrets', 'set', 'CLI_OTHER'], { url: t.url, stdin: 'other\r\n' })).code).toBe(0);
+    const { ResolveSecretsQuery } = await import('../../src/modules/secrets/application/queries/resolve-secrets/resolve-secrets.query');
+    const { QueryBus } = await import('@nestjs/cqrs');
+    const resolved: Map<string, string> = await t.app.get(QueryBus).execute(new ResolveSecretsQuery('tenant_a', ['CLI_TOKEN', 'CLI_OTHER']));
+    expect(resolved).toEqual(new Map([['CLI_TOKEN', `${value}-2`], ['CLI_OTHER', 'other']]));
+
+    const list = await runCli(['secrets', 'list'], { url: t.url });
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/NAME\s+VERSION\s+UPDATED\s+CREATED/);
+    expect(list.stdout).toMatch(/CLI_OTHER\s+1\s+\S+Z/);
+    expect(list.stdout).toMatch(/CLI_TOKEN\s+2\s+\S+Z/);
+    expect(list.stdout).not.toContain(value);
+    const asJson = JSON.parse((await runCli(['secrets', 'list', '--json', '--limit', '1'], { url: t.url })).stdout);
+    expect(asJson).toMatchObject({ object: 'list', has_more: true, data: [{ name: 'CLI_OTHER', version: 1 }] });
+
+    const empty = await runCli(['secrets', 'set', 'CLI_EMPTY'], { url: t.url, stdin: '' });
+    expect(empty.code).toBe(2);
+    const badName = await runCli(['secrets', 'set', 'lower'], { url: t.url, stdin: 'v' });
+    expect(badName.code).toBe(1);
+    expect(badName.stderr).toContain('invalid_request');
+    const member = await runCli(['secrets', 'set', 'CLI_TOKEN'], { url: t.url, key: KEYS.memberA1, stdin: 'member' });
+    expect(member.code).toBe(1);
+    expect(member.stderr).toContain('forbidden');
+
+    const del = await runCli(['secrets', 'delete', 'CLI_TOKEN'], { url: t.url });
+    expect(del.code).toBe(0);
+    expect(del.stdout).toBe('deleted CLI_TOKEN\n');
+    const again = await runCli(['secrets', 'delete', 'CLI_TOKEN'], { url: t.url });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain('secret_not_found');
+    expect((await runCli(['secrets', 'list'], { url: t.url })).stdout).not.toContain('CLI_TOKEN');
+  });
+  it('automations: create (cron with a time zone, one-time), list with next run and last invocation, pause, resume, run now; bad cron is a usage-level 400', async () => {
+    const created = await runCli(['automations', 'create', 'cli digest', '--cron', '0 9 * * 1-5', '--tz', 'Europe/Berlin', '--agent', 'assistant', '--input', 'digest please'], { url: t.url, key: KEYS.memberA1 });
+    expect(created.code).toBe(0);
+    const id = created.stdout.match(/auto_[0-9A-Z]+/)![0];
+    expect(created.stdout).toContain('active  cron 0 9 * * 1-5 (Europe/Berlin)');
+    const paused = await runCli(['automations', 'pause', id], { url: t.url, key: KEYS.memberA1 });
+    expect(paused.stdout).toContain(`${id}  paused`);
+    expect((await runCli(['automations', 'resume', id], { url: t.url, key: KEYS.memberA1 })).stdout).toContain(`${id}  active`);
+    const ran = await runCli(['automations', 'run', id], { url: t.url, key: KEYS.memberA1 });
+    expect(ran.code).toBe(0);
+    expect(ran.stdout).toMatch(/^ainv_[0-9A-Z]+ {2}queued/);
+    let list = '';
+    for (const until = Date.now() + 20000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      list = (await runCli(['automations', 'list'], { url: t.url, key: KEYS.memberA1 })).stdout;
+      if (/started run_/.test(list)) break;
+    }
+    expect(list).toContain('cli digest');
+    expect(list).toMatch(/started run_[0-9A-Z]+/);
+    const once = await runCli(['automations', 'create', 'cli once', '--at', '2099-01-01T00:00:00.000Z', '--agent', 'assistant', '--input', 'later'], { url: t.url, key: KEYS.memberA1 });
+    expect(once.stdout).toContain('once 2099-01-01T00:00:00.000Z');
+    const bad = await runCli(['automations', 'create', 'x', '--cron', 'every day', '--agent', 'assistant', '--input', 'x'], { url: t.url, key: KEYS.memberA1 });
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('invalid_request');
+    // Another member sees none of them.
+    expect((await runCli(['automations', 'list'], { url: t.url, key: KEYS.memberA2 })).stdout).not.toContain(id);
   });
 });

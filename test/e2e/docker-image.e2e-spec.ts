@@ -118,9 +118,16 @@ describe('the Docker image (file layout replayed from the Dockerfile)', () => {
   });
 
   it('serves /console, /docs and the API with API_KEYS set, starts quietly, and logs runs and error codes', async () => {
-    // The image runs with NODE_ENV=production: with DATABASE_URL it needs AUDIT_HMAC_KEY and WEBHOOK_SECRET_KEY, as compose passes them.
-    const keys = { AUDIT_HMAC_KEY: 'docker-image-test-audit-key-0123456789abcdef', WEBHOOK_SECRET_KEY: 'docker-image-test-webhook-key-0123456789abcdef' };
-    proc = runImage(layout, { PORT: '0', API_KEYS: `${KEY}:tenant_img:user_img:admin`, ...(db ? { DATABASE_URL: db.url, ...keys } : {}) });
+    // The image runs with NODE_ENV=production: with DATABASE_URL it needs AUDIT_HMAC_KEY, AUDIT_SIGNING_KEY, WEBHOOK_SECRET_KEY and SECRETS_KEY, as compose passes them.
+    const keys = {
+      AUDIT_HMAC_KEY: 'docker-image-test-audit-key-0123456789abcdef',
+      WEBHOOK_SECRET_KEY: 'docker-image-test-webhook-key-0123456789abcdef',
+      SECRETS_KEY: 'docker-image-test-secrets-key-0123456789abcdef',
+      AUDIT_SIGNING_KEY: 'MC4CAQAwBQYDK2VwBCIEIGF0hAZKT5Dn/+yZDgR+vuRlLu4oLMHtoFvRIFm+Eero',
+    };
+    // A configured deployment lists its outbound prefixes (else start-up warns that outbound calls are off).
+    const outbound = { OUTBOUND_URL_ALLOWLIST: 'https://tools.example.com/' };
+    proc = runImage(layout, { PORT: '0', API_KEYS: `${KEY}:tenant_img:user_img:admin`, ...outbound, ...(db ? { DATABASE_URL: db.url, ...keys } : {}) });
     const url = await waitForListening(proc);
     const startup = logLines(proc);
 

@@ -321,15 +321,44 @@ describe('events API', () => {
   });
 
   describe('retention', () => {
-    it('a cursor older than the retained events is 410 cursor_expired; later cursors still work', async () => {
+    it('rows written past the last partition land in the default one and move into the partition made for their time', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const run = await insertRun(t, session, 'completed');
+      await append(t, run, [{ type: 'run.started', data: { status: 'running' } }, FINISHED]);
+      const uow = t.app.get(UnitOfWork);
+      await uow.manager.query(`UPDATE run_events SET occurred_at = occurred_at + interval '100 days' WHERE run_id = $1`, [run.runId]);
+      const where = async () => (await uow.manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [run.runId])).map((r: { p: string }) => r.p);
+      expect(await where()).toEqual(['run_events_default']);
+      await expect(t.app.get(EventRetentionSweeper).ensurePartitions(new Date(Date.now() + 100 * 24 * 3_600_000))).resolves.toBeGreaterThan(0);
+      const [moved] = await where();
+      expect(moved).toMatch(/^run_events_p\d{8}$/);
+      const [{ n }] = await uow.manager.query(`SELECT count(*)::int AS n FROM run_events_default`);
+      expect(n).toBe(0);
+      const res = await t.call(KEYS.memberA1, 'GET', `/v1/runs/${run.runId}/events`);
+      expect(res.body.data.map((e: any) => e.sequence)).toEqual([1, 2]);
+    });
+
+    it('retention drops a whole partition once its runs finished: older cursors are 410 cursor_expired, later ones still work', async () => {
+      const sweeper = t.app.get(EventRetentionSweeper);
+      await sweeper.ensurePartitions(); // the partitions of the next two periods (also made at start-up)
       const session = await createSession(t, KEYS.memberA1);
       const old = await insertRun(t, session, 'completed');
       await append(t, old, [{ type: 'run.started', data: { status: 'running' } }, ...deltas(3), FINISHED]);
       const active = await insertRun(t, session);
       await append(t, active, [{ type: 'run.started', data: { status: 'running' } }]);
+      // Into the time partitions ahead: the finished run 3 days from now, the active one 10 days.
       const uow = t.app.get(UnitOfWork);
-      await uow.manager.query(`UPDATE run_events SET occurred_at = now() - interval '40 days' WHERE session_id = $1`, [session.id]);
-      await expect(t.app.get(EventRetentionSweeper).sweep()).resolves.toBe(5);
+      await uow.manager.query(`UPDATE run_events SET occurred_at = occurred_at + interval '3 days' WHERE run_id = $1`, [old.runId]);
+      await uow.manager.query(`UPDATE run_events SET occurred_at = occurred_at + interval '10 days' WHERE run_id = $1`, [active.runId]);
+      const bounds = async () => (await uow.manager.query(`SELECT name FROM run_events_partition_bounds() ORDER BY upper`)).map((r: { name: string }) => r.name);
+      const [oldPartition]: Array<{ p: string }> = await uow.manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [old.runId]);
+      const before = await bounds();
+      expect(before).toContain(oldPartition.p);
+      // 39 days on, with 30 days of retention: the finished run's partition is past the cutoff, the
+      // active run's is not; the oldest one (other tests' unfinished runs) is kept.
+      await expect(sweeper.sweep(new Date(Date.now() + 39 * 24 * 3_600_000))).resolves.toBe(5);
+      expect(await bounds()).not.toContain(oldPartition.p);
+      expect((await bounds()).length).toBeGreaterThanOrEqual(before.length - 1);
 
       for (const path of [`/v1/runs/${old.runId}/events?after=0`, `/v1/runs/${old.runId}/events?after=4`, `/v1/sessions/${session.id}/events`]) {
         const res = await t.call(KEYS.memberA1, 'GET', path);

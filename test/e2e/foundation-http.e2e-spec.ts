@@ -145,7 +145,13 @@ describe('foundation e2e: HTTP envelope, body limits, Swagger, health', () => {
     it('/readyz -> 200 ready once migrated, naming the database kind', async () => {
       const res = await t.call(null, 'GET', '/readyz');
       expect(res.status).toBe(200);
-      expect(res.body).toEqual({ status: 'ready', database: process.env.DATABASE_URL ? 'postgres' : 'embedded' });
+      expect(res.body).toEqual({
+        status: 'ready',
+        database: process.env.DATABASE_URL ? 'postgres' : 'embedded',
+        notifier: process.env.DATABASE_URL
+          ? { ready: true, kind: 'postgres', connected: true, degraded: false }
+          : { ready: true, kind: 'in_process', connected: true, degraded: false },
+      });
     });
   });
 });

@@ -26,11 +26,13 @@ describe('foundation e2e: sessions CRUD, validation, pagination', () => {
         status: 'active',
         revision: 1,
         active_run_id: null,
-        default_concurrency: 'reject',
+        default_concurrency: 'steer', // seed 002: steer by default
+        work_status: 'idle',
         created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
         updated_at: expect.any(String),
         last_active_at: expect.any(String),
         expires_at: null,
+        ttl: null,
         metadata: { customer: 'acme' },
       });
       const got = await t.call(KEYS.memberA1, 'GET', `/v1/sessions/${res.body.id}`);

@@ -3,7 +3,7 @@ import { contractOrderProblems, createSession, isTerminal, runEvents, script, st
 
 /**
  * A model turn writes its message (and message.started) with its first write: its completion when
- * the model answers within 50 ms, else at 50 ms or with its first deltas (RunExecutor). Whatever
+ * the model answers within 50 ms, else at 50 ms or with its first deltas (TurnWrites, runs/worker/run-writer.ts). Whatever
  * comes first, the turn has one message row, its events are in contract order and the deltas add
  * up to the completed text.
  */

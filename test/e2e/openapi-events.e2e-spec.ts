@@ -11,6 +11,7 @@ const CONTRACT_EVENTS: Record<string, string[]> = {
   'run.resumed': ['status'],
   'run.cancel_requested': ['requested_by'],
   'run.input': ['message_id'],
+  'run.input_requested': ['question', 'tool_call_id', 'expires_at'],
   'message.started': ['message_id', 'role'],
   'message.delta': ['message_id', 'content_index', 'delta'],
   'message.completed': ['message_id', 'content'],
@@ -21,7 +22,7 @@ const CONTRACT_EVENTS: Record<string, string[]> = {
   'approval.requested': ['approval_id', 'tool_call_id', 'tool_name', 'arguments', 'risk', 'expires_at'],
   'approval.accepted': ['approval_id', 'tool_call_id', 'decided_by', 'reason'],
   'approval.rejected': ['approval_id', 'tool_call_id', 'decided_by', 'reason'],
-  usage: ['input_tokens', 'output_tokens', 'cached_input_tokens', 'model_calls', 'tool_calls'],
+  usage: ['input_tokens', 'output_tokens', 'cached_input_tokens', 'reasoning_tokens', 'estimated_cost', 'model_calls', 'tool_calls'],
   'run.finished': ['status', 'final_message_id', 'termination_reason', 'error', 'usage'],
 };
 
@@ -126,6 +127,12 @@ describe('OpenAPI: event and content-part schemas match what the service sends',
     await waitForRun(t, key, id, (r) => r.status === 'running' && r.step_count >= 1);
     expect([200, 202]).toContain((await t.call(key, 'POST', `/v1/runs/${id}/cancel`)).status);
     expect((await done(id)).status).toBe('cancelled');
+    // ask_user (CONTRACT 17): run.input_requested and waiting_for_input, answered by the next input (the same run).
+    id = await start(script([{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which one?' } }] }, { text: 'thanks' }]));
+    await waitForRun(t, key, id, (r) => r.status === 'waiting_for_input');
+    const answer = await startRun(t, key, session, { input: userInput('the first one') });
+    expect(answer.body).toMatchObject({ run_id: id, answered: true });
+    expect((await done(id)).status).toBe('completed');
 
     const seen = new Set<string>();
     const problems: unknown[] = [];

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { runInNewContext } from 'node:vm';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
@@ -171,6 +173,7 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     expect(r1.status).toBe('queued');
     await until(r1.run_id, (r) => r.status === 'waiting_for_approval');
     await tryItOut('get', '/v1/runs/{id}', { id: r1.run_id });
+    await tryItOut('get', '/v1/inputs/{id}', { id: r1.receipt.id });
     await tryItOut('get', '/v1/sessions/{id}/runs', { id: s1.id });
     await tryItOut('get', '/v1/runs/{id}/events', { id: r1.run_id });
     await tryItOut('get', '/v1/sessions/{id}/events', { id: s1.id });
@@ -186,6 +189,36 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
       await until(r.run_id, (x) => x.status === 'waiting_for_tool');
       await tryItOut('post', '/v1/runs/{id}/tool_outputs', { id: r.run_id }, { example: output });
       expect((await until(r.run_id, terminal)).status).toBe('completed');
+    }
+
+    // Callbacks (CONTRACT 17): an http tool that answers 202 {"callback": true}; its result by the callback examples (admin key).
+    const later = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(202, { 'content-type': 'application/json' });
+        res.end('{"callback":true}');
+      });
+    });
+    await new Promise<void>((r) => later.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(later.address() as AddressInfo).port}/ship`;
+      const created = await t.call(KEYS.adminA, 'POST', '/v1/agents', {
+        id: 'callback_docs_agent',
+        description: 'Ships later.',
+        instructions: 'Ship.',
+        tools: [{ type: 'http', name: 'ship', description: 'Ships; answers by callback.', parameters: { type: 'object' }, url }],
+      });
+      expect(created.status).toBe(201);
+      const cs = await t.call(KEYS.adminA, 'POST', '/v1/sessions', { agent_id: 'callback_docs_agent' });
+      for (const example of ['output', 'error']) {
+        const script = `!script ${JSON.stringify([{ tool_calls: [{ id: `call_docs_${example}`, name: 'ship', arguments: {} }] }, { text: 'done' }])}`;
+        const r = await t.call(KEYS.adminA, 'POST', `/v1/sessions/${cs.body.id}/runs`, { input: { role: 'user', content: [{ type: 'text', text: script }] } }, { 'idempotency-key': `docs-cb-${example}` });
+        await until(r.body.run_id, (x) => x.status === 'waiting_for_callback');
+        await tryItOut('post', '/v1/runs/{id}/callbacks/{tool_call_id}', { id: r.body.run_id, tool_call_id: `call_docs_${example}` }, { example });
+        expect((await until(r.body.run_id, terminal)).status).toBe('completed');
+      }
+    } finally {
+      await new Promise<void>((r) => later.close(() => r()));
     }
 
     // Sync mode answers with the finished run.
@@ -223,8 +256,30 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('post', '/v1/webhooks/{id}/rotate_secret', { id: wh.id });
     await tryItOut('delete', '/v1/webhooks/{id}', { id: wh.id });
 
+    // Secrets: the name parameter's example, as the page pre-fills it.
+    const secret = (await tryItOut('put', '/v1/secrets/{name}')).body;
+    expect(secret).toMatchObject({ object: 'secret', name: 'CRM_API_TOKEN', version: 1 });
+    await tryItOut('get', '/v1/secrets');
+    await tryItOut('get', '/v1/secrets/{name}');
+    await tryItOut('delete', '/v1/secrets/{name}');
+
     await tryItOut('get', '/v1/admin/audit');
     await tryItOut('get', '/v1/admin/audit/verify');
+    // The auditor's routes: the signing keys, the chain's state, an export (ndjson lines), legal hold.
+    expect((await tryItOut('get', '/v1/admin/audit/public-key')).body.data.length).toBeGreaterThan(0);
+    await tryItOut('get', '/v1/admin/audit/status');
+    const exported = String((await tryItOut('get', '/v1/admin/audit/export')).body).trim().split('\n').map((l) => JSON.parse(l));
+    expect(exported[0]).toMatchObject({ kind: 'header' });
+    expect(exported[exported.length - 1]).toMatchObject({ kind: 'end' });
+    await tryItOut('put', '/v1/admin/audit/legal_hold');
+    await tryItOut('get', '/v1/admin/audit/legal_hold');
+
+    // Models and money: the registry, the usage so far, a spend limit well above it.
+    expect((await tryItOut('get', '/v1/models')).body.data[0]).toMatchObject({ id: 'scripted', price: { currency: 'USD' } });
+    expect((await tryItOut('get', '/v1/admin/usage')).body.data.length).toBeGreaterThan(0);
+    expect((await tryItOut('put', '/v1/admin/spend_limit')).body).toMatchObject({ limit: { amount: '50', currency: 'USD' }, window: 'month' });
+    await tryItOut('get', '/v1/admin/spend_limit');
+    await tryItOut('delete', '/v1/admin/spend_limit');
 
     // AG-UI: the example streams a whole run (SSE) and ends with RUN_FINISHED.
     const agUi = await tryItOut('post', '/ag-ui/agents/{agent_id}');
@@ -250,6 +305,30 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/openai/v1/agents/sessions/{id}/turns/{turnId}/items', { id: o1.id, turnId: turns.data[0].id });
     await tryItOut('get', '/openai/v1/agents/sessions/{id}/items', { id: o1.id });
     await tryItOut('delete', '/openai/v1/agents/sessions/{id}', { id: o1.id });
+
+    // Automations: a cron one into new sessions (run now, pause, resume, update, invocations, delete) and a one-time one.
+    const auto = (await tryItOut('post', '/v1/automations')).body;
+    expect(auto).toMatchObject({ object: 'automation', status: 'active' });
+    await tryItOut('post', '/v1/automations', {}, { example: 'once' });
+    await tryItOut('get', '/v1/automations');
+    await tryItOut('get', '/v1/automations/{id}', { id: auto.id });
+    await tryItOut('post', '/v1/automations/{id}', { id: auto.id });
+    await tryItOut('post', '/v1/automations/{id}/pause', { id: auto.id });
+    await tryItOut('post', '/v1/automations/{id}/resume', { id: auto.id });
+    await tryItOut('post', '/v1/automations/{id}/invocations', { id: auto.id });
+    await tryItOut('get', '/v1/automations/{id}/invocations', { id: auto.id });
+    await tryItOut('delete', '/v1/automations/{id}', { id: auto.id });
+    const oAuto = (await tryItOut('post', '/openai/v1/agents/automations')).body;
+    expect(oAuto).toMatchObject({ object: 'agent.automation', type: 'periodic' });
+    await tryItOut('get', '/openai/v1/agents/automations');
+    await tryItOut('get', '/openai/v1/agents/automations/{id}', { id: oAuto.id });
+    await tryItOut('post', '/openai/v1/agents/automations/{id}', { id: oAuto.id });
+    await tryItOut('post', '/openai/v1/agents/automations/{id}/pause', { id: oAuto.id });
+    await tryItOut('post', '/openai/v1/agents/automations/{id}/resume', { id: oAuto.id });
+    const oInv = (await tryItOut('post', '/openai/v1/agents/automations/{id}/invocations', { id: oAuto.id })).body;
+    await tryItOut('get', '/openai/v1/agents/automations/{id}/invocations', { id: oAuto.id });
+    await tryItOut('get', '/openai/v1/agents/automations/{id}/invocations/{invocationId}', { id: oAuto.id, invocationId: oInv.id });
+    await tryItOut('delete', '/openai/v1/agents/automations/{id}', { id: oAuto.id });
 
     await tryItOut('post', '/v1/sessions/{id}/archive', { id: s2.id });
     await tryItOut('delete', '/v1/sessions/{id}', { id: s2.id });

@@ -164,13 +164,22 @@ describe('steering a run that is already running', () => {
     expect(a.status).toBe(202);
     expect(b.status).toBe(202);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
-    expect(b.text).toBe(a.text);
+    // The same answer, its receipt as it is now (CONTRACT 7: a replay answers the current receipt).
+    const { receipt: ra, ...restA } = a.body;
+    const { receipt: rb, ...restB } = b.body;
+    expect(restB).toEqual(restA);
+    expect(ra).toMatchObject({ disposition: 'steered', run_id: r.body.run_id });
+    expect(rb).toMatchObject({ id: ra.id, disposition: 'steered', run_id: r.body.run_id });
     await waitForRun(t, key, r.body.run_id, isTerminal);
     const msgs = await t.call(key, 'GET', `/v1/sessions/${sid}/messages?limit=100`);
     expect(msgs.body.data.filter((m: any) => m.role === 'user')).toHaveLength(2);
   });
 
   it("a run that omits concurrency follows the session's default_concurrency", async () => {
+    // Steer by default (seed 002): a new session without default_concurrency shows `steer`.
+    const plain = await t.call(key, 'POST', '/v1/sessions', {});
+    expect(plain.status).toBe(201);
+    expect(plain.body.default_concurrency).toBe('steer');
     const s = await t.call(key, 'POST', '/v1/sessions', { default_concurrency: 'steer' });
     expect(s.status).toBe(201);
     expect(s.body.default_concurrency).toBe('steer');

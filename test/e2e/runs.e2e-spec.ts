@@ -72,7 +72,12 @@ describe('runs and the agent loop', () => {
     const b = await startRun(t, key, sid, body, 'same-key');
     expect(b.status).toBe(202);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
-    expect(b.text).toBe(a.text);
+    // The same answer, its receipt as it is now (CONTRACT 7: a replay answers the current receipt).
+    const { receipt: ra, ...restA } = a.body;
+    const { receipt: rb, ...restB } = b.body;
+    expect(restB).toEqual(restA);
+    expect(rb).toMatchObject({ id: ra.id, disposition: 'started', run_id: a.body.run_id, message_id: a.body.user_message_id });
+    expect(rb).toEqual((await t.call(key, 'GET', `/v1/inputs/${ra.id}`)).body);
     const list = await t.call(key, 'GET', `/v1/sessions/${sid}/runs`);
     expect(list.body.data).toHaveLength(1);
     const missing = await t.call(key, 'POST', `/v1/sessions/${sid}/runs`, body);
@@ -81,7 +86,8 @@ describe('runs and the agent loop', () => {
   });
 
   it('rejects a second active run (session_busy) and queues it FIFO with enqueue', async () => {
-    const sid = await createSession(t, key);
+    // `reject` explicitly: sessions steer by default (CONTRACT 7, seed 002).
+    const sid = await createSession(t, key, { default_concurrency: 'reject' });
     const first = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600, text: 'first' }])) });
     const busy = await startRun(t, key, sid, { input: userInput('second') });
     expect(busy.status).toBe(409);

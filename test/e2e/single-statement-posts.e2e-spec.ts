@@ -87,7 +87,8 @@ describe('single-statement POSTs (create session, create run)', () => {
   });
 
   it('a 409 session_busy writes no run and no message, and (retryable, so not stored) the same key succeeds once the session is free', async () => {
-    const sessionId = await createSession(t, KEYS.memberA1);
+    // `reject` explicitly: sessions steer by default (CONTRACT 7, seed 002).
+    const sessionId = await createSession(t, KEYS.memberA1, { default_concurrency: 'reject' });
     const first = await startRun(t, KEYS.memberA1, sessionId, { input: userInput(script([{ sleep_ms: 1500, text: 'slow' }])) });
     expect(first.status).toBe(202);
     const userMessages = `SELECT count(*) AS n FROM messages WHERE session_id = $1 AND role = 'user'`;
@@ -138,7 +139,8 @@ describe('single-statement POSTs (create session, create run)', () => {
   });
 
   it('a sync run (a transaction, not a batch) on a busy session or at a stale revision gets the same 409s and writes nothing', async () => {
-    const sessionId = await createSession(t, KEYS.memberA1);
+    // `reject` explicitly: sessions steer by default (CONTRACT 7, seed 002).
+    const sessionId = await createSession(t, KEYS.memberA1, { default_concurrency: 'reject' });
     const first = await startRun(t, KEYS.memberA1, sessionId, { input: userInput(script([{ sleep_ms: 5000, text: 'slow' }])) });
     expect(first.status).toBe(202);
     // The run's model turn appends its (streaming) assistant message 50 ms after the model is

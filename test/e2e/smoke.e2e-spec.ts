@@ -1,5 +1,9 @@
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
+// Late in a full embedded run this start (or fresh migration) took over 60 s (load 8, a 2.3 GB jest
+// process): the bound is 180 s; a hang still fails.
+jest.setTimeout(180_000);
+
 describe('smoke', () => {
   let t: TestApp;
   beforeAll(async () => {

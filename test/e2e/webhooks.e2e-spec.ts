@@ -105,6 +105,21 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
     expect(badEvent.status).toBe(400);
     const upd = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${endpointId}`, { url: 'https://hooks.example.com/x' });
     expect(upd.status).toBe(400);
+    // An update that changes nothing, or sets a field that cannot be empty to null, is 400 naming the fields (not a 200 no-op).
+    const empty = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${endpointId}`, {});
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toMatchObject({ code: 'invalid_request', type: 'invalid_request', retryable: false });
+    expect(empty.body.error.details.errors).toEqual([{ field: 'body', message: 'must set at least one of url, events, description, enabled' }]);
+    expect(empty.headers.get('x-request-id')).toBe(empty.body.error.request_id);
+    const nulls = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${endpointId}`, { events: null, enabled: null });
+    expect(nulls.status).toBe(400);
+    expect(nulls.body.error.code).toBe('invalid_request');
+    expect(nulls.body.error.details.errors.map((e: any) => e.field)).toEqual(['events', 'enabled']);
+    expect(nulls.body.error.details.errors[0].message).toBe('events must not be null (leave it out to keep it unchanged)');
+    const nullUrl = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${endpointId}`, { url: null }, { 'idempotency-key': `wh-null-${Math.random()}` });
+    expect(nullUrl.status).toBe(400);
+    expect(nullUrl.body.error.details.errors).toEqual([{ field: 'url', message: 'url must not be null (leave it out to keep it unchanged)' }]);
+    expect((await t.call(KEYS.adminA, 'GET', `/v1/webhooks/${endpointId}`)).body).toMatchObject({ url: main.url, events: ALL, enabled: true, description: 'all events' });
 
     // Create, update, rotate and delete a second endpoint; each change is in the audit trail.
     const w = await t.call(KEYS.adminA, 'POST', '/v1/webhooks', { url: `${main.url}/2`, events: ['run.completed'] });
@@ -112,6 +127,10 @@ describe('webhooks (e2e, a real receiver verifying every delivery with standardw
     const u = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${w.body.id}`, { events: ['run.failed'], enabled: false, description: 'x' });
     expect(u.status).toBe(200);
     expect(u.body).toMatchObject({ events: ['run.failed'], enabled: false, description: 'x', url: `${main.url}/2` });
+    // description is the one field null may clear.
+    const cleared = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${w.body.id}`, { description: null });
+    expect(cleared.status).toBe(200);
+    expect(cleared.body).toMatchObject({ description: null, events: ['run.failed'], enabled: false });
     const r = await t.call(KEYS.adminA, 'POST', `/v1/webhooks/${w.body.id}/rotate_secret`);
     expect(r.status).toBe(200);
     expect(r.body.secret).toMatch(/^whsec_/);

@@ -2,8 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { seedEmbeddedDatabase } from './embedded-template';
 import { createFreshDatabase } from './fresh-database';
 import { createApp, listen } from '../../src/app.factory';
+import { Clock } from '../../src/common/clock/clock';
 import { AppConfig, loadConfig } from '../../src/common/config/app-config';
 
 /** API keys every test app knows: two tenants, admins and members. */
@@ -45,9 +47,11 @@ export interface TestApp {
 export { createFreshDatabase };
 
 /** `env.DATABASE_URL` set: that database (the caller's to drop), else a fresh one (dropped by close) or the embedded one. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export async function startTestApp(env: Record<string, string> = {}, options: { clock?: Clock } = {}): Promise<TestApp> {
   const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-test-'));
   const db = env.DATABASE_URL ? null : await createFreshDatabase();
+  // The embedded database starts migrated (a copy of a template) unless the caller brings its own DATA_DIR.
+  if (!db && !env.DATABASE_URL && !env.DATA_DIR) await seedEmbeddedDatabase(dataDir);
   const config = loadConfig({
     PORT: '0',
     HOST: '127.0.0.1',
@@ -56,11 +60,15 @@ export async function startTestApp(env: Record<string, string> = {}): Promise<Te
     RATE_LIMIT_PER_MINUTE: '1000000',
     RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: '1000000',
     API_KEYS: TEST_API_KEYS,
+    // With API_KEYS set the allow-list is empty by default; the tests' tool servers and receivers are on loopback.
+    OUTBOUND_URL_ALLOWLIST: 'http://127.0.0.1:*,http://localhost:*',
     DATA_DIR: dataDir,
     ...(db ? { DATABASE_URL: db.url } : {}),
+    // The suites again with the NATS notifier: TEST_NATS_URL=nats://127.0.0.1:4222.
+    ...(process.env.TEST_NATS_URL ? { NATS_URL: process.env.TEST_NATS_URL } : {}),
     ...env,
   });
-  const app = await createApp(config);
+  const app = await createApp(config, options);
   const url = await listen(app, config);
   const call = async (key: string | null, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const h: Record<string, string> = { ...headers };

@@ -9,6 +9,8 @@ export interface ReceivedWebhook {
   payload: any;
   /** What the receiver answered. */
   status: number;
+  /** When it arrived (`Date.now()`, once the body was read and verified). */
+  receivedAt: number;
 }
 
 /**
@@ -22,6 +24,9 @@ export class WebhookReceiver {
   readonly invalid: string[] = [];
   /** Verified requests answered `'hold'` (never answered). */
   readonly held: Array<{ webhookId: string; payload: any }> = [];
+  /** Held requests still open (the sender has not given up yet), and the most open at once. */
+  holding = 0;
+  maxHolding = 0;
   secret: string | null = null;
   answer: (n: number, payload: any) => number | 'hold' = () => 200;
   private server: Server | null = null;
@@ -40,9 +45,12 @@ export class WebhookReceiver {
           const status = this.answer(this.received.length + 1, payload);
           if (status === 'hold') {
             this.held.push({ webhookId: String(req.headers['webhook-id']), payload });
+            this.holding++;
+            this.maxHolding = Math.max(this.maxHolding, this.holding);
+            res.on('close', () => this.holding--);
             return;
           }
-          this.received.push({ webhookId: String(req.headers['webhook-id']), timestamp: String(req.headers['webhook-timestamp']), payload, status });
+          this.received.push({ webhookId: String(req.headers['webhook-id']), timestamp: String(req.headers['webhook-timestamp']), payload, status, receivedAt: Date.now() });
           res.writeHead(status, { 'content-type': 'text/plain' }).end(status < 300 ? 'ok' : 'try again');
         } catch (err) {
           this.invalid.push(`${(err as Error).message}: ${body.slice(0, 200)}`);

@@ -116,5 +116,5 @@ describe('create_ticket across a real process restart', () => {
       if (second) await second.close();
       await first.close().catch(() => undefined);
     }
-  });
+  }, 180_000); // two app starts on one database: over 60 s at load 8 (embedded)
 });

@@ -84,7 +84,7 @@ describe('audit tamper evidence against a database writer without the key', () =
     return r.n;
   }
 
-  it('(a) record 5 rewritten and the chain recomputed with unkeyed SHA-256: verify names record 5', async () => {
+  it('(a) record 5 rewritten and the chain recomputed with SHA-256 (macs left as they were): verify names record 5', async () => {
     const chain = await chainOf('tenant_rewrite', 8);
     // The adversary's recomputation: new data in 5, every hash from 5 on redone as SHA-256, the head moved on.
     let prev = chain[3].hash;
@@ -104,25 +104,26 @@ describe('audit tamper evidence against a database writer without the key', () =
     });
     const stored = await reader.readChain('tenant_rewrite', 4, 5, 1);
     expect(stored[0].data).toEqual({ i: 5, amount: 5_000_000 });
-    await expect(verify('tenant_rewrite')).resolves.toEqual({ ok: false, checked: 4, firstBroken: { id: chain[4].id, seq: 5, reason: 'hash_mismatch' } });
+    // The SHA-256 hashes recompute (anyone can make them); the mac of record 5 is not the key's for its new hash.
+    await expect(verify('tenant_rewrite')).resolves.toEqual({ ok: false, checked: 4, firstBroken: { id: chain[4].id, seq: 5, reason: 'mac_mismatch' } });
     // Small batches: the same answer when record 5 is not in the first batch.
-    await expect(verify('tenant_rewrite', 3)).resolves.toEqual({ ok: false, checked: 4, firstBroken: { id: chain[4].id, seq: 5, reason: 'hash_mismatch' } });
+    await expect(verify('tenant_rewrite', 3)).resolves.toEqual({ ok: false, checked: 4, firstBroken: { id: chain[4].id, seq: 5, reason: 'mac_mismatch' } });
   });
 
   it('(a, control) the same rewrite made WITH the key verifies: the key is all that stops it', async () => {
     const chain = await chainOf('tenant_rewrite_keyed', 6);
     let prev = chain[3].hash;
     const redone = chain.slice(4).map((r) => {
-      const { prevHash: _p, hash: _h, ...fields } = { ...r, data: r.seq === 5 ? { changed: true } : r.data };
-      const hash = key.recordHash(prev, fields);
-      const out = { ...fields, prevHash: prev, hash };
+      const { prevHash: _p, hash: _h, mac: _m, ...fields } = { ...r, data: r.seq === 5 ? { changed: true } : r.data };
+      const hash = legacyAuditHash(prev, fields);
+      const out = { ...fields, prevHash: prev, hash, mac: key.recordMac(hash) };
       prev = hash;
       return out;
     });
     const head = { tenantId: 'tenant_rewrite_keyed', lastSeq: 6, lastHash: prev, legacyUntil: 0 };
     await asReplica(async (m) => {
       for (const r of redone) {
-        await m.query(`UPDATE audit_records SET data = $2::jsonb, prev_hash = $3, hash = $4 WHERE id = $1`, [r.id, JSON.stringify(r.data), r.prevHash, r.hash]);
+        await m.query(`UPDATE audit_records SET data = $2::jsonb, prev_hash = $3, hash = $4, mac = $5 WHERE id = $1`, [r.id, JSON.stringify(r.data), r.prevHash, r.hash, r.mac]);
       }
       await m.query(`UPDATE audit_chain_heads SET last_hash = $2, tag = $3 WHERE tenant_id = $1`, [head.tenantId, prev, key.headTag(head)]);
     });

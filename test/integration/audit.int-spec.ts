@@ -4,7 +4,7 @@ import { Principal } from '../../src/common/auth/principal';
 import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { VerifyAuditChainQuery } from '../../src/modules/audit/application/queries/verify-audit-chain/verify-audit-chain.query';
 import { AuditReader } from '../../src/modules/audit/domain/audit-reader';
-import { AuditChainKey, AuditRecord, GENESIS_HASH, NewAuditRecord } from '../../src/modules/audit/domain/audit-record';
+import { AuditChainKey, AuditRecord, auditRecordHash, GENESIS_HASH, NewAuditRecord } from '../../src/modules/audit/domain/audit-record';
 import { AuditTrail, runEventToAuditRecord } from '../../src/modules/audit/domain/audit-trail';
 import { StoredRunEvent } from '../../src/modules/events/domain/run-event';
 import { startTestApp, TestApp } from '../helpers/test-app';
@@ -89,9 +89,10 @@ describe('audit trail against the database', () => {
       data: { nested: { b: 2, a: [1, 'x\uFFFD'] } },
     });
     expect(first.id).toMatch(/^aud_/);
-    const { prevHash, hash, ...body } = first;
-    // Keyed: HMAC-SHA256 with the app's AUDIT_HMAC_KEY (here generated into its DATA_DIR).
-    expect(t.app.get(AuditChainKey).recordHash(prevHash, body)).toBe(hash);
+    const { prevHash, hash, mac, ...body } = first;
+    // The public SHA-256 hash, and its mac: HMAC-SHA256 with the app's AUDIT_HMAC_KEY (here generated into its DATA_DIR).
+    expect(auditRecordHash(prevHash, body)).toBe(hash);
+    expect(t.app.get(AuditChainKey).recordMac(hash)).toBe(mac);
     const head: Array<{ last_seq: string; last_hash: string }> = await db.query(`SELECT last_seq, last_hash FROM audit_chain_heads WHERE tenant_id = 'tenant_genesis'`);
     expect(head.map((h) => [Number(h.last_seq), h.last_hash])).toEqual([[1, hash]]);
     await expect(queued('tenant_genesis')).resolves.toBe(0);

@@ -6,6 +6,7 @@ import { Attachment } from '../../src/modules/attachments/domain/attachment.aggr
 import { AttachmentRepository } from '../../src/modules/attachments/domain/attachment.repository';
 import { RunPersistence } from '../../src/modules/runs/application/run-persistence';
 import { Run } from '../../src/modules/runs/domain/run.aggregate';
+import { testEnv, turnEnded } from '../helpers/run-fixture';
 import { RunRepository } from '../../src/modules/runs/domain/run.repository';
 import { createSession, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -45,20 +46,19 @@ describe('integration events (outbox)', () => {
     const owner = await insertRun(t, session);
     const stale = (await runs.findById(owner.runId)) as Run;
     const run = (await runs.findById(owner.runId)) as Run;
-    run.apply([{ type: 'cancel_requested', requested_by: 'test', at: Date.now() }]);
+    run.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
     await persistence.save(run);
     expect(run.status).toBe('cancelling');
     expect(await eventsOf(owner.runId)).toEqual([]);
 
-    stale.finish('failed', { error: { code: 'internal_error', message: 'x' } }, new Date());
+    stale.decide({ type: 'failed_unexpectedly' }, testEnv());
     await expect(persistence.save(stale)).rejects.toBeInstanceOf(ConcurrencyConflict);
     expect(await eventsOf(owner.runId)).toEqual([]);
 
-    run.finish('cancelled', {}, new Date());
+    run.decide({ type: 'tick' }, testEnv()); // a cancelling run's next decision: cancelled
     await persistence.save(run);
     expect(await eventsOf(owner.runId)).toEqual([{ tenant_id: session.tenantId, type: 'run.cancelled', payload: { status: 'cancelled', session_id: session.id } }]);
     // Saved once: a later save of the same run does not publish it again.
-    run.releaseLease();
     await persistence.save(run);
     expect(await eventsOf(owner.runId)).toHaveLength(1);
   });
@@ -67,7 +67,11 @@ describe('integration events (outbox)', () => {
     const session = await createSession(t, KEYS.memberA1);
     const owner = await insertRun(t, session);
     const run = (await runs.findById(owner.runId)) as Run;
-    run.wait('waiting_for_tool', 'client_tool');
+    // Its model asks for a client tool: the run waits for the client.
+    const tools = { lookup_customer: { risk: 'auto' as const, executor: 'client' as const, idempotent: false } };
+    run.decide({ type: 'tick' }, testEnv());
+    run.decide(turnEnded(run.state.streaming_message_id!, { toolCalls: [{ id: 'call_1', name: 'lookup_customer' }] }), testEnv({ tools }));
+    run.decide({ type: 'tick' }, testEnv({ tools }));
     await persistence.save(run);
     expect(await eventsOf(owner.runId)).toEqual([{ tenant_id: session.tenantId, type: 'run.requires_action', payload: { status: 'waiting_for_tool', session_id: session.id } }]);
   });
@@ -121,7 +125,8 @@ describe('integration events (outbox)', () => {
     for (let i = 0; i < 20; i++) {
       const owner = await insertRun(t, session);
       const run = (await runs.findById(owner.runId)) as Run;
-      run.finish('completed', {}, new Date());
+      run.decide({ type: 'tick' }, testEnv());
+      run.decide(turnEnded(run.state.streaming_message_id!, { text: 'done' }), testEnv());
       await persistence.save(run);
       ids.push(owner.runId);
     }

@@ -5,6 +5,10 @@ import { MIGRATIONS } from '../../migrations';
 import { runMigrations } from '../../src/cli/migrate';
 import { createFreshDatabase } from '../helpers/test-app';
 
+// Late in a full embedded run this start (or fresh migration) took over 60 s (load 8, a 2.3 GB jest
+// process): the bound is 180 s; a hang still fails.
+jest.setTimeout(180_000);
+
 describe('npm run migration:run (src/cli/migrate.ts)', () => {
   it('applies every migration to a fresh database once, then nothing', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'agent-api-migrate-'));

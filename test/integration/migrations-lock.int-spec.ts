@@ -8,6 +8,10 @@ import { EmbeddedPostgres } from '../../src/common/database/embedded-postgres';
 import { runMigrationsLocked } from '../../src/common/database/migrate-locked';
 import { createFreshDatabase } from '../helpers/test-app';
 
+// Late in a full embedded run this start (or fresh migration) took over 60 s (load 8, a 2.3 GB jest
+// process): the bound is 180 s; a hang still fails.
+jest.setTimeout(180_000);
+
 /** Two nodes starting at once on one fresh database: migrations run once, neither fails. */
 describe('migrations under an advisory lock', () => {
   it('concurrent migrators apply every migration exactly once', async () => {

@@ -2,7 +2,11 @@ import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../src/common/errors/domain-error';
 import { newId } from '../../src/common/ids/ids';
 import { RunPersistence } from '../../src/modules/runs/application/run-persistence';
-import { Run } from '../../src/modules/runs/domain/run.aggregate';
+import { DEFAULT_LIMITS, Run, SteeredInput } from '../../src/modules/runs/domain/run.aggregate';
+import { testEnv } from '../helpers/run-fixture';
+
+/** A steered input (its message need not exist: the run only holds it). */
+const steered = (id: string): SteeredInput => ({ message_id: id, accepted_at: new Date().toISOString(), model: 'scripted', limits: DEFAULT_LIMITS, metadata: {} });
 import { RunRepository } from '../../src/modules/runs/domain/run.repository';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
@@ -45,7 +49,9 @@ describe('RunRepository', () => {
       const b2 = await queued(b, 1000);
       const claimed = await runs.claimBatch('node-x', 30_000, 10);
       expect(claimed.map((r) => r.id)).toEqual([a1, b1]);
-      for (const r of claimed) expect(r.snapshot()).toMatchObject({ status: 'queued', leaseOwner: 'node-x' });
+      for (const r of claimed) expect(r.snapshot()).toMatchObject({ status: 'queued' });
+      const leases: Array<{ lease_owner: string }> = await uow.manager.query(`SELECT lease_owner FROM runs WHERE id = ANY($1::text[])`, [[a1, b1]]);
+      expect(leases.map((l) => l.lease_owner)).toEqual(['node-x', 'node-x']);
       // Leased: nobody else gets them; the runs behind them wait for them to end.
       await expect(runs.claimBatch('node-y', 30_000, 10)).resolves.toEqual([]);
       await uow.manager.query(`UPDATE runs SET status = 'completed' WHERE id = ANY($1::text[])`, [[a1, b1]]);
@@ -72,7 +78,7 @@ describe('RunRepository', () => {
       const run = await runs.findById(runId);
       expect(view).not.toBeNull();
       expect(view!.run).toEqual(run!.snapshot());
-      for (const k of ['createdAt', 'updatedAt', 'queueExpiresAt', 'leaseExpiresAt', 'startedAt', 'finishedAt'] as const) {
+      for (const k of ['createdAt', 'updatedAt', 'queueExpiresAt', 'startedAt', 'finishedAt'] as const) {
         expect(view!.run[k]).toBeInstanceOf(Date);
       }
       return view!;
@@ -147,7 +153,7 @@ describe('RunRepository', () => {
       const before = await sessionState(session.id);
       const run = (await runs.findById(owner.runId)) as Run;
       const id = newId('msg');
-      run.apply([{ type: 'turn_begun', message_id: id }]);
+      run.decide({ type: 'tick' }, testEnv({ ids: [id] })); // a running run's next turn
       await persistence.saveWithMessage(run, { kind: 'append', message: newMessage(owner, id) });
       expect(await messageRow(id)).toMatchObject({ status: 'streaming', sequence: before.messageSeq + 1, role: 'assistant', run_id: owner.runId });
       expect(await sessionState(session.id)).toEqual({ revision: before.revision + 1, messageSeq: before.messageSeq + 1 });
@@ -155,7 +161,7 @@ describe('RunRepository', () => {
       expect((await runs.findById(owner.runId))!.snapshot().version).toBe(run.snapshot().version);
 
       // An update rides the same way.
-      run.apply([{ type: 'turn_ended', message_id: id, content: [{ type: 'text', text: 'hi' }], status: 'completed', usage: { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0 }, redo: false }]);
+      run.decide({ type: 'interrupted_turn_read', message_id: id, content: [{ type: 'text', text: 'hi' }] }, testEnv());
       await persistence.saveWithMessage(run, { kind: 'update', id, changes: { status: 'completed', content: [{ type: 'text', text: 'hi' }] } });
       expect(await messageRow(id)).toMatchObject({ status: 'completed', content: [{ type: 'text', text: 'hi' }] });
       expect(await eventTypes(owner.runId)).toEqual(['message.started', 'message.completed']);
@@ -166,38 +172,40 @@ describe('RunRepository', () => {
       const owner = await insertRun(t, session);
       const stale = (await runs.findById(owner.runId)) as Run;
       const fresh = (await runs.findById(owner.runId)) as Run;
-      fresh.apply([{ type: 'cancel_requested', requested_by: 'test', at: Date.now() }]);
+      fresh.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
       await persistence.save(fresh);
       const before = await sessionState(session.id);
 
       const id = newId('msg');
-      stale.apply([{ type: 'turn_begun', message_id: id }]);
+      stale.decide({ type: 'tick' }, testEnv({ ids: [id] }));
       await expect(persistence.saveWithMessage(stale, { kind: 'append', message: newMessage(owner, id) })).rejects.toBeInstanceOf(ConcurrencyConflict);
       expect(await messageRow(id)).toBeNull();
       expect(await sessionState(session.id)).toEqual(before);
 
-      // Same for an update, and for a save without events.
+      // Same for an update, and for a save without events (on a run of its own: this one is cancelling).
+      const other = await insertRun(t, session);
       const existing = newId('msg');
-      const current = (await runs.findById(owner.runId)) as Run;
-      current.apply([{ type: 'turn_begun', message_id: existing }]);
-      await persistence.saveWithMessage(current, { kind: 'append', message: newMessage(owner, existing) });
-      const stale2 = (await runs.findById(owner.runId)) as Run;
+      const current = (await runs.findById(other.runId)) as Run;
+      current.decide({ type: 'tick' }, testEnv({ ids: [existing] }));
+      await persistence.saveWithMessage(current, { kind: 'append', message: newMessage(other, existing) });
+      const stale2 = (await runs.findById(other.runId)) as Run;
       current.streamDelta(existing, 'a');
       await persistence.saveWithMessage(current, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'a' }] } });
       stale2.streamDelta(existing, 'b');
       await expect(persistence.saveWithMessage(stale2, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'b' }] } })).rejects.toBeInstanceOf(
         ConcurrencyConflict,
       );
-      const stale3 = (await runs.findById(owner.runId)) as Run;
-      const winner = (await runs.findById(owner.runId)) as Run;
+      const stale3 = (await runs.findById(other.runId)) as Run;
+      const winner = (await runs.findById(other.runId)) as Run;
       winner.streamDelta(existing, 'c');
       await persistence.save(winner);
-      stale3.apply([{ type: 'pending_cleared' }]); // a change without events
+      stale3.decide({ type: 'input_steered', inputs: [steered(newId('msg'))] }, testEnv()); // a change without events
       await expect(persistence.saveWithMessage(stale3, { kind: 'update', id: existing, changes: { content: [{ type: 'text', text: 'z' }] } })).rejects.toBeInstanceOf(
         ConcurrencyConflict,
       );
       expect(await messageRow(existing)).toMatchObject({ content: [{ type: 'text', text: 'a' }] });
-      expect(await eventTypes(owner.runId)).toEqual(['run.cancel_requested', 'message.started', 'message.delta', 'message.delta']);
+      expect(await eventTypes(owner.runId)).toEqual(['run.cancel_requested']);
+      expect(await eventTypes(other.runId)).toEqual(['message.started', 'message.delta', 'message.delta']);
     });
 
     it('applies a change without events together with its message write', async () => {
@@ -205,9 +213,9 @@ describe('RunRepository', () => {
       const owner = await insertRun(t, session);
       const id = newId('msg');
       const run = (await runs.findById(owner.runId)) as Run;
-      run.apply([{ type: 'turn_begun', message_id: id }]);
+      run.decide({ type: 'tick' }, testEnv({ ids: [id] }));
       await persistence.saveWithMessage(run, { kind: 'append', message: newMessage(owner, id) });
-      run.apply([{ type: 'pending_cleared' }]);
+      run.decide({ type: 'input_steered', inputs: [steered(newId('msg'))] }, testEnv()); // no public event
       await persistence.saveWithMessage(run, { kind: 'update', id, changes: { status: 'failed' } });
       expect(await messageRow(id)).toMatchObject({ status: 'failed' });
     });
@@ -224,7 +232,7 @@ describe('RunRepository', () => {
         agent: { id: 'support_agent', version: '1' },
         model: 'scripted',
         userMessageId: newId('msg'),
-        limits: { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50 },
+        limits: { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50, max_cost: null },
         metadata: {},
         now: new Date(),
         queueTtlMs: 3_600_000,
@@ -236,7 +244,7 @@ describe('RunRepository', () => {
       return uow.batch(async () => {
         const now = new Date();
         const input = { id: s.userMessageId, tenantId: s.tenantId, subjectId: s.subjectId, sessionId: s.sessionId, runId: s.id, role: 'user' as const, status: 'completed' as const, content: [{ type: 'text' as const, text: 'hi' }], metadata: {} };
-        await runs.insertWithInput(run, { message: input, now, expectedRevision: options.expectedRevision, reject: options.reject ?? false });
+        await runs.insertWithInput(run, { message: input, now, expectedRevision: options.expectedRevision, concurrency: options.reject ? 'reject' : 'enqueue', receiptId: newId('inp') });
       });
     }
     async function sessionRow(sessionId: string): Promise<{ active_run_id: string | null; revision: number; message_seq: number }> {
@@ -315,11 +323,11 @@ describe('RunRepository', () => {
       await submit(first);
       await submit(second);
       const a = (await runs.findById(first.id)) as Run;
-      a.finish('cancelled', {}, new Date());
+      a.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv()); // queued: cancelled at once
       await persistence.save(a);
       expect((await sessionRow(session.id)).active_run_id).toBe(second.id);
       const b = (await runs.findById(second.id)) as Run;
-      b.finish('cancelled', {}, new Date());
+      b.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
       await persistence.save(b);
       expect((await sessionRow(session.id)).active_run_id).toBeNull();
       expect((await runs.findById(second.id))!.snapshot().status).toBe('cancelled');

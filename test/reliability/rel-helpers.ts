@@ -123,6 +123,8 @@ export async function startNode(opts: StartOptions): Promise<NodeProcess> {
     HOST: '127.0.0.1',
     DATA_DIR: opts.dataDir,
     API_KEYS,
+    // Closed by default with API_KEYS; the suite's tool servers and webhook receivers are on loopback.
+    OUTBOUND_URL_ALLOWLIST: 'http://127.0.0.1:*',
     LOG_LEVEL: 'info',
     NODE_ID: nodeId,
     RUN_LEASE_MS: '2000',
@@ -133,6 +135,10 @@ export async function startNode(opts: StartOptions): Promise<NodeProcess> {
     AUDIT_HMAC_KEY: 'reliability-suite-audit-key-0000000000000',
     // ... and the key of the webhook secrets (README: WEBHOOK_SECRET_KEY).
     WEBHOOK_SECRET_KEY: 'reliability-suite-webhook-key-00000000000',
+    // ... and the key of the tenants' secrets (README: SECRETS_KEY).
+    SECRETS_KEY: 'reliability-suite-secrets-key-00000000000',
+    // ... and the key that signs the audit checkpoints (README: AUDIT_SIGNING_KEY).
+    AUDIT_SIGNING_KEY: 'MC4CAQAwBQYDK2VwBCIEIEDKIZ1/j/v19TiePda3eXpI9LmHPm6bzxgLxyYMYxIa',
     ...(opts.databaseUrl ? { DATABASE_URL: opts.databaseUrl } : {}),
     ...(opts.env ?? {}),
   };

@@ -19,6 +19,9 @@ export type Message = Schemas['MessageResponseDto'];
 export type Run = Schemas['RunResponseDto'];
 export type RunStatus = Run['status'];
 export type RunReceipt = Schemas['RunReceiptDto'];
+/** An accepted input's persistent receipt (CONTRACT section 7): where it went and which run took it. */
+export type InputReceipt = Schemas['InputReceiptDto'];
+export type WorkStatus = Session['work_status'];
 export type CreateRunRequest = Schemas['CreateRunRequestDto'];
 export type SubmitToolOutputsRequest = Schemas['SubmitToolOutputsRequestDto'];
 /** One event (the envelope with the `data` of its `type`): a union discriminated by `type`. */
@@ -36,6 +39,11 @@ export type WebhookWithSecret = Schemas['WebhookWithSecretResponseDto'];
 export type CreateWebhookRequest = Schemas['CreateWebhookRequestDto'];
 export type UpdateWebhookRequest = Schemas['UpdateWebhookRequestDto'];
 export type WebhookDelivery = Schemas['WebhookDeliveryResponseDto'];
+export type Secret = Schemas['SecretResponseDto'];
+export type Automation = Schemas['AutomationResponseDto'];
+export type CreateAutomationRequest = Schemas['CreateAutomationRequestDto'];
+export type UpdateAutomationRequest = Schemas['UpdateAutomationRequestDto'];
+export type AutomationInvocation = Schemas['AutomationInvocationResponseDto'];
 
 /** A page of a collection (`{"object":"list","data":[...],"first_id","last_id","has_more"}`). */
 export interface ListPage<T> {
@@ -130,7 +138,7 @@ export interface RequestOptions {
   query?: Record<string, string | number | boolean | null | undefined>;
   body?: unknown;
   headers?: Record<string, string>;
-  /** POST only: the key to send (default: a fresh one per call, reused across retries). */
+  /** The Idempotency-Key to send: POST and PUT always send one (default: a fresh one per call, reused across retries); other methods only this one. */
   idempotencyKey?: string;
   signal?: AbortSignal;
 }
@@ -193,7 +201,8 @@ export class AgentApiClient {
   async request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json', ...this.authHeaders(), ...opts.headers };
     if (opts.body !== undefined) headers['content-type'] = 'application/json';
-    if (method === 'POST') headers['idempotency-key'] = opts.idempotencyKey ?? this.newKey();
+    if (method === 'POST' || method === 'PUT') headers['idempotency-key'] = opts.idempotencyKey ?? this.newKey();
+    else if (opts.idempotencyKey !== undefined) headers['idempotency-key'] = opts.idempotencyKey;
     const url = this.url(path, opts.query);
     const body = opts.body === undefined ? undefined : JSON.stringify(opts.body);
     for (let attempt = 0; ; attempt++) {
@@ -279,6 +288,10 @@ export class AgentApiClient {
   listRuns(sessionId: string, query: ListQuery = {}): Promise<ListPage<Run>> {
     return this.request('GET', `/v1/sessions/${enc(sessionId)}/runs`, { query: query as RequestOptions['query'] });
   }
+  /** An input's receipt as it is now (`inp_...`: the `receipt.id` of a 202). */
+  getInput(id: string): Promise<InputReceipt> {
+    return this.request('GET', `/v1/inputs/${enc(id)}`);
+  }
   getRun(id: string): Promise<Run> {
     return this.request('GET', `/v1/runs/${enc(id)}`);
   }
@@ -337,5 +350,53 @@ export class AgentApiClient {
   /** An endpoint's delivery log, newest first. */
   listWebhookDeliveries(id: string, query: { after?: string; limit?: number } = {}): Promise<ListPage<WebhookDelivery>> {
     return this.request('GET', `/v1/webhooks/${enc(id)}/deliveries`, { query });
+  }
+
+  // ---- automations (CONTRACT section 17): members their own, admins the tenant's
+  listAutomations(query: ListQuery = {}): Promise<ListPage<Automation>> {
+    return this.request('GET', '/v1/automations', { query: query as RequestOptions['query'] });
+  }
+  /** A cron (five fields, IANA time zone) or one-time schedule delivering `input` to a new or existing session. */
+  createAutomation(body: CreateAutomationRequest, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<Automation> {
+    return this.request('POST', '/v1/automations', { body, ...opts });
+  }
+  getAutomation(id: string): Promise<Automation> {
+    return this.request('GET', `/v1/automations/${enc(id)}`);
+  }
+  updateAutomation(id: string, body: UpdateAutomationRequest): Promise<Automation> {
+    return this.request('POST', `/v1/automations/${enc(id)}`, { body });
+  }
+  deleteAutomation(id: string): Promise<void> {
+    return this.request('DELETE', `/v1/automations/${enc(id)}`);
+  }
+  pauseAutomation(id: string): Promise<Automation> {
+    return this.request('POST', `/v1/automations/${enc(id)}/pause`);
+  }
+  resumeAutomation(id: string): Promise<Automation> {
+    return this.request('POST', `/v1/automations/${enc(id)}/resume`);
+  }
+  /** Run now: a manual invocation, answered `queued` and delivered at once. */
+  invokeAutomation(id: string): Promise<AutomationInvocation> {
+    return this.request('POST', `/v1/automations/${enc(id)}/invocations`);
+  }
+  listAutomationInvocations(id: string, query: ListQuery = {}): Promise<ListPage<AutomationInvocation>> {
+    return this.request('GET', `/v1/automations/${enc(id)}/invocations`, { query: query as RequestOptions['query'] });
+  }
+
+  // ---- admin secrets (values are write-only: no call returns one)
+  /** Names and versions, ordered by name; `after` is a name. */
+  listSecrets(query: ListQuery = {}): Promise<ListPage<Secret>> {
+    return this.request('GET', '/v1/secrets', { query: query as RequestOptions['query'] });
+  }
+  getSecret(name: string): Promise<Secret> {
+    return this.request('GET', `/v1/secrets/${enc(name)}`);
+  }
+  /** Sets `name` (version 1) or rotates it (the next version); http/mcp tool headers name it `${secret:NAME}`. */
+  putSecret(name: string, value: string, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<Secret> {
+    return this.request('PUT', `/v1/secrets/${enc(name)}`, { body: { value }, ...opts });
+  }
+  /** With a key (a fresh one by default): a retry after a lost 204 is replayed, not a 404. */
+  deleteSecret(name: string, opts: Pick<RequestOptions, 'idempotencyKey'> = {}): Promise<void> {
+    return this.request('DELETE', `/v1/secrets/${enc(name)}`, { idempotencyKey: opts.idempotencyKey ?? this.newKey() });
   }
 }

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Run an agent over AG-UI 1.0 (SSE)
-         * @description For `@ag-ui/client`'s `HttpAgent` (`url: <server>/ag-ui/agents/<agent_id>`, `headers: {Authorization: "Bearer <key>"}`). `threadId`: one of your session ids, or any other string, which names a session of yours (of this agent) created on first use. `runId` is the idempotency key: the same `runId` again streams the same run from its start, never a second run. What the request does: `resume` entries decide the approvals of the thread's waiting run (`payload: {"decision": "approve" | "reject", "reason"?}`; `status: "cancelled"` rejects) and stream the run on; else trailing `tool` messages are the outputs of the waiting run's client tool calls (content: JSON or text; `error` fails the call) and stream it on; else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request's `tools` as client tools of that run. Every stream passes `@ag-ui/client`'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. A dropped connection does not stop the run. Members see the member projection (private tools redacted).
+         * @description For `@ag-ui/client`'s `HttpAgent` (`url: <server>/ag-ui/agents/<agent_id>`, `headers: {Authorization: "Bearer <key>"}`). `threadId`: one of your session ids, or any other string, which names a session of yours (of this agent) created on first use. `runId` is the idempotency key: the same `runId` again streams the same run from its start, never a second run. What the request does: `resume` entries decide the approvals of the thread's waiting run (`payload: {"decision": "approve" | "reject", "reason"?}`; `status: "cancelled"` rejects) and stream the run on; else trailing `tool` messages are the outputs of the waiting run's client tool calls (content: JSON or text; `error` fails the call) and stream it on; else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request's `tools` as client tools of that run (a thread whose run is still going steers it instead: the session default). The user input's persistent receipt id is in the `X-Agent-Input-Id` response header (`GET /v1/inputs/{id}`: where it went, which run took it). Every stream passes `@ag-ui/client`'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. A dropped connection does not stop the run. Members see the member projection (private tools redacted).
          *
          *     | AG-UI event | from our events | fields |
          *     |---|---|---|
@@ -90,6 +90,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openai/v1/agents/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List automations (newest first by default; `session_id` filters existing-session targets) */
+        get: operations["OpenAiAutomations_list"];
+        put?: never;
+        /**
+         * Create an automation
+         * @description `type: "periodic"` with `expression` (five-field cron) and `timezone` (IANA), or `type: "once"` with `run_at` (future Unix seconds). Target `new_session` (`agent_id`, `environment: {"type":"none"}`, `input` of user messages) or `existing_session` (`session_id`, `instructions`: delivered as user input). An inline `agent` or `vault_ids` are 400 naming the param. Same scheduling as `/v1/automations`. `Idempotency-Key` is honoured.
+         */
+        post: operations["OpenAiAutomations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/automations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an automation */
+        get: operations["OpenAiAutomations_get"];
+        put?: never;
+        /**
+         * Update an automation
+         * @description Supplied fields only; `target` and `metadata` replace the whole field; `expression`/`timezone` for periodic, `run_at` for once.
+         */
+        post: operations["OpenAiAutomations_update"];
+        /** Delete an automation (its target session stays) */
+        delete: operations["OpenAiAutomations_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/automations/{id}/invocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An automation's invocations (newest first by default); status `completed` = its session/run was created */
+        get: operations["OpenAiAutomations_invocations"];
+        put?: never;
+        /** Run now: a manual invocation, answered `queued` and delivered at once (the schedule is not touched) */
+        post: operations["OpenAiAutomations_invoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/automations/{id}/invocations/{invocationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an invocation */
+        get: operations["OpenAiAutomations_invocation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/automations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause scheduled delivery */
+        post: operations["OpenAiAutomations_pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/automations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume scheduled delivery (a one-time automation whose run_at has passed needs a future run_at first: 400) */
+        post: operations["OpenAiAutomations_resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openai/v1/agents/sessions": {
         parameters: {
             query?: never;
@@ -140,8 +252,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Submit input events (202, no body)
-         * @description A message starts a turn when the session is idle and steers the active turn otherwise; cancel stops the active turn (a tool in flight first); tool_result answers a pending client function call; approval_result (our extension) decides a pending approval. `Idempotency-Key` is honoured.
+         * Submit input events (202 with the input receipt)
+         * @description A message starts a turn when the session is idle and steers the active turn otherwise; cancel stops the active turn (a tool in flight first); tool_result answers a pending client function call; approval_result (our extension) decides a pending approval. `Idempotency-Key` is honoured. The 202 body is the message's persistent receipt (`{"id":"inp_...","object":"input","disposition","run_id","taken_at",...}`, as GET /v1/inputs/{id}); several message events: `{"object":"list","data":[receipts]}`; no message event: no body. A replayed Idempotency-Key answers the receipts as they are now.
          */
         post: operations["OpenAiAgents_createEvents"];
         delete?: never;
@@ -233,9 +345,97 @@ export interface paths {
         };
         /**
          * List the tenant's audit records
-         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex HMAC-SHA256, keyed with the server's `AUDIT_HMAC_KEY`, of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`); records written before the chain was keyed keep their hex SHA-256 of the same bytes. Whoever holds the key can verify a chain from these records alone; nobody without it can rewrite one so that it verifies.
+         * @description Admin only, own tenant only. Every state-changing request (POST/PUT/PATCH/DELETE, failed ones included) and every run event, with actor, action, resource, request id, outcome and the unredacted data. Keyset pagination on `seq`; default order `desc` (newest first). Each record is chained: `hash` = hex SHA-256 of (`prev_hash` + canonical JSON of the record without `object`, `prev_hash`, `hash`, `mac`), anyone can recompute it; `mac` = hex HMAC-SHA256 of `hash` under the server's `AUDIT_HMAC_KEY` (checked by the service), and the chain head is signed (Ed25519) every `AUDIT_CHECKPOINT_EVERY` records and `AUDIT_CHECKPOINT_MS`: see `/export` and `/public-key`.
          */
         get: operations["Audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the tenant's audit trail (streamed) with its hashes and signed checkpoints
+         * @description Admin only. Streams a contiguous part of the chain: from the first record with occurred_at >= `from` to the last with occurred_at < `to` (every record between them, so the part verifies as a chain), read in batches as the client reads (memory stays flat for any range). Without `to` the head is signed first, so the whole export is covered by a checkpoint.
+         *
+         *     `format=ndjson` (`application/x-ndjson`, the default), one JSON object per line with a `kind`: `header` (format, version, tenant_id, from_seq, to_seq, exported_at); `checkpoint` (tenant_id, seq, hash, at, key_id, algorithm, signature), first the one just before from_seq if there is one, then each after the record it signs; `record` (the 16 hashed fields, prev_hash, hash, mac, hash_alg); last `end` (records, checkpoints: a download cut off lacks it). Verify it offline with `agent-api audit verify --file F --public-key K` or the README recipe.
+         *
+         *     `format=csv` (`text/csv`): a header row, then one row per record or checkpoint, columns `kind`, `tenant_id`, `seq`, `id`, `occurred_at`, `actor_subject_id`, `actor_role`, `actor_key_id`, `action`, `resource_type`, `resource_id`, `session_id`, `run_id`, `request_id`, `outcome`, `status`, `data`, `prev_hash`, `hash`, `mac`, `hash_alg`, `at`, `key_id`, `signature`; empty cells for null and for what the row kind has not, `data` as JSON, RFC 4180 quoting, CRLF. For SIEM import; verify the ndjson.
+         */
+        get: operations["Audit_export"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit/legal_hold": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether the tenant's audit records are on legal hold
+         * @description Admin only.
+         */
+        get: operations["Audit_legalHold"];
+        /**
+         * Put the tenant's audit records on legal hold (or take them off)
+         * @description Admin only. `{"enabled":true}`: retention (`AUDIT_RETENTION_DAYS`) prunes nothing of this tenant until `{"enabled":false}`. Idempotent: the same value again changes nothing but the time and the subject. Recorded in the audit trail like every change.
+         */
+        put: operations["Audit_setLegalHold"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit/public-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The public keys that check the signed audit checkpoints
+         * @description Admin only. Every Ed25519 key that signed checkpoints (SPKI PEM, with its key id), the current one marked; after a rotation of `AUDIT_SIGNING_KEY` the old keys stay listed, so older checkpoints still verify. An auditor should take the key from here once, out of band of the export, and keep it: `agent-api audit verify --public-key key.pem`.
+         */
+        get: operations["Audit_publicKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/audit/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The state of the tenant's audit trail: latest signed checkpoint, stored range, retention, legal hold
+         * @description Admin only. What the console's Audit page shows above the records.
+         */
+        get: operations["Audit_status"];
         put?: never;
         post?: never;
         delete?: never;
@@ -253,9 +453,57 @@ export interface paths {
         };
         /**
          * Verify the tenant's audit hash chain
-         * @description Admin only. Walks the chain from seq 1 to the current head in bounded batches, recomputing every keyed hash (HMAC-SHA256 with `AUDIT_HMAC_KEY`; SHA-256 for records from before the chain was keyed), then checks that the last record is the head and that the head's tag (an HMAC over tenant, position and last hash) is the key's. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}` naming the first record that fails: `hash_mismatch` (changed, or rehashed without the key), `prev_hash_mismatch`, `seq_gap` (`id` null: missing), `chain_head_mismatch` (the tail was removed and the head moved back, or the head was changed: `seq` is the head's position).
+         * @description Admin only. Walks the chain from its start (seq 1, or after a prune the signed checkpoint it starts after) to the current head in bounded batches, recomputing every hash and mac (`AUDIT_HMAC_KEY`) and checking every signed checkpoint on the way (its hash is the record's, a listed key signed it), then that the last record is the head and the head's tag (an HMAC over tenant, position and last hash) is the key's. Answers `{"ok":true,"checked":N}` or `{"ok":false,"checked":N,"first_broken":{"id","seq","reason"}}` naming the first record that fails: `hash_mismatch` (changed), `mac_mismatch` (changed and rehashed without the key), `prev_hash_mismatch`, `seq_gap` (`id` null: missing), `chain_head_mismatch` (the tail was removed and the head moved back, or the head was changed: `seq` is the head's position), `checkpoint_mismatch`, `checkpoint_signature_invalid`, `chain_start_unanchored`.
          */
         get: operations["Audit_verify"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/spend_limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's spend limit and what the current window has spent
+         * @description Admin only. All fields null when no limit is set.
+         */
+        get: operations["Usage_get"];
+        /**
+         * Set the tenant's spend limit
+         * @description Admin only. At most `amount` USD of estimated model cost per UTC `day` or `month`. Once the window's spend (every model call of the tenant's runs, failed and cancelled runs included) reaches it, new runs on every surface are refused with 429 `quota_exceeded` (not retryable; `details.resets_at` says when the window ends). Runs already going are not stopped. Applies on every node within a second.
+         */
+        put: operations["Usage_put"];
+        post?: never;
+        /**
+         * Remove the tenant's spend limit
+         * @description Admin only. Idempotent: 204 whether or not a limit was set.
+         */
+        delete: operations["Usage_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's model usage and estimated cost, grouped
+         * @description Admin only. Tokens and estimated cost (USD decimal strings) of every model call in [`from`, `to`), grouped by UTC `day`, `agent` id or `model` id, ordered by key. Failed and cancelled runs count what they used. At most 400 days per request.
+         */
+        get: operations["Usage_usage"];
         put?: never;
         post?: never;
         delete?: never;
@@ -321,7 +569,7 @@ export interface paths {
         };
         /**
          * List the versions of an agent
-         * @description Every version, oldest first.
+         * @description A page of its versions, oldest first by default (`order=desc`: newest first). The next page: `after` = the `version` of the last item.
          */
         get: operations["Agents_versions"];
         put?: never;
@@ -420,6 +668,162 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/automations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List automations
+         * @description Members see their own, admins the tenant's. Default order: desc.
+         */
+        get: operations["Automations_list"];
+        put?: never;
+        /**
+         * Create an automation
+         * @description Automations (CONTRACT section 17) deliver `input` to a target on a schedule: `cron` (five fields, in an IANA `timezone`) or `once` (`at`). Each slot fires exactly once across all nodes (an invocation per slot); a slot missed while every node was down fires once at start-up if it is younger than AUTOMATION_CATCHUP_MS (default 1 h), else it is recorded `skipped` (`missed`). Each invocation acts as the automation's creator: target `new_session` creates a session of `agent_id` with the input as its first run; target `session` sends the input to that session by its `default_concurrency` when it is busy (`reject`: the invocation `failed` with session_busy). A refused input makes the invocation `failed` and fires the webhook `automation.invocation_failed`. Members manage their own automations, admins every one of the tenant. Idempotency-Key is required.
+         */
+        post: operations["Automations_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an automation
+         * @description With `next_run_at` and `last_invocation`.
+         */
+        get: operations["Automations_get"];
+        put?: never;
+        /**
+         * Update an automation
+         * @description Only the fields given change (schedule and target keep their type). A new schedule moves `next_run_at` from now.
+         */
+        post: operations["Automations_update"];
+        /**
+         * Delete an automation
+         * @description No more invocations; its invocation records go with it; the sessions and runs it started stay.
+         */
+        delete: operations["Automations_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{id}/invocations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An automation's invocations
+         * @description Newest first by default.
+         */
+        get: operations["Automations_invocations"];
+        put?: never;
+        /**
+         * Run an automation now
+         * @description A manual invocation (`source: manual`, no slot), answered `queued` and delivered right away by the scheduler; the schedule is not touched (also works while paused).
+         */
+        post: operations["Automations_invoke"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause an automation
+         * @description No scheduled slot fires while paused (slots passing meanwhile are not made up later); run now still works. Pausing a paused or completed one changes nothing.
+         */
+        post: operations["Automations_pause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automations/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume an automation
+         * @description The next slot after now fires. A one-time automation whose `at` has passed (or that has fired) answers 400: update `schedule.at` first.
+         */
+        post: operations["Automations_resume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/inputs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an input's receipt
+         * @description Where an accepted input went, as it is now: `disposition`, the run that took or will take it (`run_id`: a steer whose run ended first names the follow-up run) and `taken_at` (when a model turn took it). Someone else's input is 404 like a missing one.
+         */
+        get: operations["Runs_getInput"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the models agents and runs can name
+         * @description The operator's model registry (MODELS_FILE, or the default list: the offline `scripted` model, plus the OPENAI_BASE_URL model when set), in registry order. Agents (`model`) and runs (the `model` override) name an `id`; any other value is 400 `invalid_request`. Prices are USD per million tokens as decimal strings; a run's `usage.estimated_cost` is computed from them. Keys and endpoints are never shown.
+         */
+        get: operations["Models_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/runs/{id}": {
         parameters: {
             query?: never;
@@ -471,6 +875,26 @@ export interface paths {
          * @description Approve: the run resumes from its saved state (no new user message, step count kept) and executes the tool exactly once. Reject: the tool is not executed; the model gets the rejection as the tool result and continues. The same decision again answers 200 unchanged; a different one is 409 `approval_already_decided`; a run that is no longer waiting is 409 `approval_not_pending`. Of concurrent deciders exactly one wins.
          */
         post: operations["Approvals_decide"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/runs/{id}/callbacks/{tool_call_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer a tool's callback
+         * @description An http tool may answer its call with `202 {"callback": true}`: the run waits in `waiting_for_callback` until the tool (or whoever it hands the work to) posts the result here. Authorised by the `Callback-Token` header the tool request carried (one token per call, single use, no API key needed) or by an admin API key of the run's tenant. The call becomes `tool.completed` (`output`) or `tool.failed` (`error`) and the same run continues. A callback for a call that does not wait for one (already answered, timed out after the tool's `callback_timeout_ms`, or the run ended) is 409 `callback_not_expected`. A result that arrives before the tool's 202 is accepted too (the call is still executing).
+         */
+        post: operations["Runs_callback"];
         delete?: never;
         options?: never;
         head?: never;
@@ -537,6 +961,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's secrets
+         * @description Admin only, own tenant only: names and versions, never values. Ordered by name (`order`, default `asc`); `after` is a name (the `last_id` of the previous page).
+         */
+        get: operations["Secrets_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/secrets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A secret's name and version
+         * @description Admin only. The value is write-only: no route returns it, and it is never written to a log, event, audit record (the request body of a PUT is not recorded) or idempotency record (the replay fingerprint is a keyed HMAC, not a hash of the value).
+         */
+        get: operations["Secrets_get"];
+        /**
+         * Set or rotate a secret
+         * @description Admin only. Sets the tenant's secret `name` (version 1), or rotates it (the next version); http and mcp tool headers name it as `${secret:NAME}` and get the current version's value at call time. Stored encrypted (AES-256-GCM under SECRETS_KEY). The value is write-only: no route returns it, and it is never written to a log, event, audit record (the request body of a PUT is not recorded) or idempotency record (the replay fingerprint is a keyed HMAC, not a hash of the value).
+         */
+        put: operations["Secrets_put"];
+        post?: never;
+        /**
+         * Delete a secret
+         * @description Admin only. The value is erased; tools that name it fail from then on (until it is set again, as the next version).
+         */
+        delete: operations["Secrets_remove"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -546,7 +1018,7 @@ export interface paths {
         };
         /**
          * List sessions
-         * @description Members see their own sessions, admins every session of the tenant. Default order: desc.
+         * @description Members see their own sessions, admins every session of the tenant. Default order: desc. `work_status=` lists only the sessions with that work status now.
          */
         get: operations["Sessions_list"];
         put?: never;
@@ -678,7 +1150,7 @@ export interface paths {
         put?: never;
         /**
          * Start a run
-         * @description Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. One active run per session: `concurrency: "reject"` answers 409 `session_busy`; `"enqueue"` queues it FIFO; `"steer"` commits the input at once as a user message and hands it to the active run, which takes it into its next model turn (after the tool calls in flight; `run.input` on its stream): the 202 names that run with `steered: true`. A run that ends before taking it leaves it to a new run, started as if enqueued. `"interrupt"` cancels the active run (honestly: a tool in flight finishes and its outcome is recorded) and queues this one after it. Without an active run every mode starts a new run. Omitted: the session's `default_concurrency` (default `reject`).
+         * @description Commits the user message and a queued run in one transaction and answers 202 with a receipt (`Location` names the run); a worker executes it. Follow it on `stream.url` (SSE). `mode: "sync"` waits up to `wait_timeout_ms` for a terminal or waiting status and answers 200 with the Run (and `output_text`), else 202 with the Run. One active run per session: `concurrency: "reject"` answers 409 `session_busy`; `"enqueue"` queues it FIFO; `"steer"` commits the input at once as a user message and hands it to the active run, which takes it into its next model turn (after the tool calls in flight; `run.input` on its stream): the 202 names that run with `steered: true`. A run that ends before taking it leaves ALL such input, in commit order, to ONE follow-up run, queued as if enqueued (FIFO follow-up). `"interrupt"` cancels the active run (honestly: a tool in flight finishes and its outcome is recorded) and queues this one after it. Without an active run every mode starts a new run. Omitted: the session's `default_concurrency` (default `steer`; `reject` answers 409 for clients that want it). An active run waiting for input (`ask_user`, `waiting_for_input`) is answered by the input in every mode: the 202 names that run with `steered: true, answered: true`, and it continues with the input as the tool's result (same run, step count kept).
          */
         post: operations["Runs_create"];
         delete?: never;
@@ -696,7 +1168,7 @@ export interface paths {
         };
         /**
          * List the tenant's webhook endpoints
-         * @description Admin only, own tenant only; ordered by id.
+         * @description Admin only, own tenant only; ordered by id (`order` asc by default, or desc).
          */
         get: operations["Webhooks_list"];
         put?: never;
@@ -723,12 +1195,12 @@ export interface paths {
         put?: never;
         /**
          * Update a webhook endpoint
-         * @description Only the fields given change.
+         * @description Only the fields given change; at least one of url, events, description, enabled is required (`{}` is 400 invalid_request naming them). null is accepted only for description (it clears it); null for url, events or enabled is 400 naming the field. Disabling ends the endpoint's pending deliveries `failed` (endpoint_disabled).
          */
         post: operations["Webhooks_update"];
         /**
          * Delete a webhook endpoint
-         * @description Its pending deliveries go with it.
+         * @description It is gone from every route (404 from now on, its delivery log included) and its pending deliveries end `failed` (endpoint_disabled); nothing more is sent to it.
          */
         delete: operations["Webhooks_remove"];
         options?: never;
@@ -745,7 +1217,7 @@ export interface paths {
         };
         /**
          * An endpoint's delivery log
-         * @description Newest first: status, attempts, last response status, next attempt.
+         * @description Newest first (`order` desc by default; asc oldest first): status, attempts, last response status, next attempt.
          */
         get: operations["Webhooks_deliveries"];
         put?: never;
@@ -915,14 +1387,14 @@ export interface components {
              */
             interruptId: string;
             /** @description Ignored. */
-            metadata?: Record<string, never>;
+            metadata?: Record<string, never> | null;
             /**
              * @description `{"decision": "approve" | "reject", "reason"?: string}`
              * @example {
              *       "decision": "approve"
              *     }
              */
-            payload?: Record<string, never>;
+            payload?: unknown;
             /**
              * @description `cancelled` rejects the approval.
              * @enum {string}
@@ -931,9 +1403,9 @@ export interface components {
         };
         AgUiToolDto: {
             /** @example Asks the user to confirm the delivery address. */
-            description?: string;
+            description?: string | null;
             /** @description Ignored. */
-            metadata?: Record<string, never>;
+            metadata?: Record<string, never> | null;
             /**
              * @description A client (frontend) tool of this run: the model may call it; the run then waits for its `tool` message.
              * @example confirm_address
@@ -950,7 +1422,7 @@ export interface components {
              *       }
              *     }
              */
-            parameters?: Record<string, never>;
+            parameters?: Record<string, never> | null;
         };
         ApprovalAcceptedData: {
             /**
@@ -1251,6 +1723,73 @@ export interface components {
              */
             status: "uploading" | "uploaded" | "scanning" | "ready" | "rejected" | "failed" | "expired";
         };
+        AuditCheckpointDto: {
+            /** @enum {string} */
+            algorithm: "ed25519";
+            /**
+             * @description When it was signed.
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            at: string;
+            /**
+             * @description The hash of record `seq`.
+             * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+             */
+            hash: string;
+            /**
+             * @description The signing key (`GET /v1/admin/audit/public-key`).
+             * @example 1f0e2d3c4b5a6978
+             */
+            key_id: string;
+            /** @enum {string} */
+            object: "audit_checkpoint";
+            /**
+             * @description The signed position: the chain head at signing time.
+             * @example 3000
+             */
+            seq: number;
+            /**
+             * @description base64 Ed25519 signature over the UTF-8 canonical JSON `{"at":...,"hash":...,"seq":...,"tenant_id":...}` (keys sorted, no whitespace).
+             * @example mP3bq0...base64...==
+             */
+            signature: string;
+            /** @example tenant_dev */
+            tenant_id: string;
+        };
+        AuditPublicKeyDto: {
+            /** @enum {string} */
+            algorithm: "ed25519";
+            /**
+             * Format: date-time
+             * @description When a node first signed with it.
+             * @example 2025-01-01T00:00:00.000Z
+             */
+            created_at: string;
+            /**
+             * @description The key this node signs with now; the others signed older checkpoints (rotation keeps them listed).
+             * @example true
+             */
+            current: boolean;
+            /**
+             * @description First 16 hex digits of SHA-256 over the key's SubjectPublicKeyInfo (DER).
+             * @example 1f0e2d3c4b5a6978
+             */
+            key_id: string;
+            /**
+             * @description SPKI PEM: save it as key.pem for `agent-api audit verify`.
+             * @example -----BEGIN PUBLIC KEY-----
+             *     MCowBQYDK2VwAyEA...
+             *     -----END PUBLIC KEY-----
+             */
+            public_key_pem: string;
+        };
+        AuditPublicKeysResponseDto: {
+            /** @example 1f0e2d3c4b5a6978 */
+            current_key_id: string;
+            data: components["schemas"]["AuditPublicKeyDto"][];
+            /** @enum {string} */
+            object: "list";
+        };
         AuditRecordListResponseDto: {
             data: components["schemas"]["AuditRecordResponseDto"][];
             /** @example aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
@@ -1310,12 +1849,17 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description hex HMAC-SHA256, keyed with the UTF-8 bytes of the server's AUDIT_HMAC_KEY, of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash and hash; keys sorted at every depth, no whitespace). Records chained before the chain was keyed: hex SHA-256 of the same bytes.
+             * @description hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash, hash and mac; keys sorted at every depth, no whitespace): anyone recomputes it (README, "Audit trail (admins)"). Records chained before macs existed (mac null, after the legacy ones): hex HMAC-SHA256 of the same bytes under the server's AUDIT_HMAC_KEY.
              * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
              */
             hash: string;
             /** @example aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
+            /**
+             * @description hex HMAC-SHA256 of `hash` under the server's AUDIT_HMAC_KEY (checked by the service, not by auditors); null on records chained before macs.
+             * @example 3b1f5c0e7a9d2b4c6e8f0a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d
+             */
+            mac: string | null;
             /** @enum {string} */
             object: "audit_record";
             /**
@@ -1356,6 +1900,28 @@ export interface components {
             /** @example tenant_dev */
             tenant_id: string;
         };
+        AuditStatusResponseDto: {
+            /**
+             * @description The first stored seq (above 1 after a prune); null when empty.
+             * @example 1
+             */
+            first_seq: number | null;
+            /**
+             * @description The chain head (0 before the first record).
+             * @example 3012
+             */
+            last_seq: number;
+            /** @description The latest signed checkpoint (null before the first). */
+            latest_checkpoint: components["schemas"]["AuditCheckpointDto"] | null;
+            legal_hold: components["schemas"]["LegalHoldResponseDto"];
+            /** @enum {string} */
+            object: "audit_status";
+            /**
+             * @description AUDIT_RETENTION_DAYS (0: records are kept forever).
+             * @example 0
+             */
+            retention_days: number;
+        };
         AuditVerifyResponseDto: {
             /**
              * @description Records verified (before the first broken one).
@@ -1367,6 +1933,143 @@ export interface components {
             /** @example true */
             ok: boolean;
         };
+        AutomationInvocationListResponseDto: {
+            data: components["schemas"]["AutomationInvocationResponseDto"][];
+            first_id: string | null;
+            has_more: boolean;
+            last_id: string | null;
+            /** @enum {string} */
+            object: "list";
+        };
+        AutomationInvocationResponseDto: {
+            /** @example auto_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            automation_id: string;
+            /** Format: date-time */
+            created_at: string;
+            /** @description For failed: the refusal's error code (session_archived, session_busy, agent_not_found, quota_exceeded, ...). */
+            error: {
+                code?: string;
+                message?: string;
+            } | null;
+            /** @example ainv_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            id: string;
+            /** @enum {string} */
+            object: "automation.invocation";
+            run_id: string | null;
+            /** @description The scheduled slot; null for a manual run. */
+            scheduled_for: string | null;
+            session_id: string | null;
+            /**
+             * @description `missed`: the slot was older than AUTOMATION_CATCHUP_MS when a node first saw it (every node was down).
+             * @enum {string|null}
+             */
+            skip_reason: "missed" | null;
+            /**
+             * @description `manual`: run now (POST .../invocations).
+             * @enum {string}
+             */
+            source: "schedule" | "manual";
+            /**
+             * @description `queued`: recorded, not delivered yet (a manual run answers with it); `started`: its run was created (the run's own status says how it went); `skipped`: see skip_reason; `failed`: the input was refused (error).
+             * @enum {string}
+             */
+            status: "queued" | "started" | "skipped" | "failed";
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AutomationListResponseDto: {
+            data: components["schemas"]["AutomationResponseDto"][];
+            first_id: string | null;
+            has_more: boolean;
+            last_id: string | null;
+            /** @enum {string} */
+            object: "list";
+        };
+        AutomationResponseDto: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description `developer` (created through the API) or `agent` (by the built-in tool schedule_follow_up, with the session and tool call). */
+            created_by: {
+                session_id?: string;
+                tool_call_id?: string;
+                /** @enum {string} */
+                type?: "developer" | "agent";
+            };
+            /** @description status is active. */
+            enabled: boolean;
+            /** @example auto_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            id: string;
+            input: components["schemas"]["RunInputDto"];
+            last_invocation: components["schemas"]["AutomationInvocationResponseDto"] | null;
+            metadata: {
+                [key: string]: string;
+            };
+            name: string;
+            /**
+             * Format: date-time
+             * @description The next slot; null while paused or once completed.
+             */
+            next_run_at: string | null;
+            /** @enum {string} */
+            object: "automation";
+            /** @description Increments on every change, the scheduler's progress included. */
+            revision: number;
+            schedule: components["schemas"]["AutomationScheduleDto"];
+            /**
+             * @description `completed`: a one-time automation that has fired.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "completed";
+            subject_id: string;
+            target: components["schemas"]["AutomationTargetDto"];
+            tenant_id: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        AutomationScheduleDto: {
+            /**
+             * @description With type once: the future time (RFC 3339) it fires at.
+             * @example 2026-12-24T09:00:00.000Z
+             */
+            at?: string;
+            /**
+             * @description With type cron: a standard five-field cron expression (minute hour day-of-month month day-of-week).
+             * @example 0 9 * * 1-5
+             */
+            expression?: string;
+            /**
+             * @description With type cron: the IANA time zone the expression is read in. Daylight saving time as the cron library (croner) documents it: a local time that does not exist that day (spring forward) fires at the first minute after the gap; one that occurs twice (fall back) fires once, at the first occurrence.
+             * @example Europe/Berlin
+             */
+            timezone?: string;
+            /**
+             * @example cron
+             * @enum {string}
+             */
+            type: "cron" | "once";
+        };
+        AutomationTargetDto: {
+            /**
+             * @description With new_session.
+             * @example support_agent
+             */
+            agent_id?: string;
+            /** @description With new_session: metadata of each new session. */
+            metadata?: {
+                [key: string]: string;
+            };
+            /**
+             * @description With session: one of your sessions.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            session_id?: string;
+            /**
+             * @description `new_session`: each invocation creates a session of `agent_id`; `session`: the input goes to `session_id` (by its `default_concurrency` when busy).
+             * @example new_session
+             * @enum {string}
+             */
+            type: "new_session" | "session";
+        };
         ChainBreakDto: {
             /**
              * @description null when the record is missing.
@@ -1374,11 +2077,11 @@ export interface components {
              */
             id: string | null;
             /**
-             * @description `hash_mismatch`: the record was changed (or rehashed without the key); `prev_hash_mismatch`: it does not link to the one before; `seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head's tag is not the key's (tail removed, head moved back).
-             * @example hash_mismatch
+             * @description `hash_mismatch`: the record was changed and its hash not recomputed; `mac_mismatch`: it was changed and rehashed without the key; `prev_hash_mismatch`: it does not link to the one before; `seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head's tag is not the key's (tail removed, head moved back); `checkpoint_mismatch`: a signed checkpoint names another hash for this record (the chain was recomputed); `checkpoint_signature_invalid`: the checkpoint at this record is not signed by a listed key; `chain_start_unanchored`: the first stored record (after a prune) does not follow a signed checkpoint.
+             * @example mac_mismatch
              * @enum {string}
              */
-            reason: "hash_mismatch" | "prev_hash_mismatch" | "seq_gap" | "chain_head_mismatch";
+            reason: "hash_mismatch" | "mac_mismatch" | "prev_hash_mismatch" | "seq_gap" | "chain_head_mismatch" | "checkpoint_mismatch" | "checkpoint_signature_invalid" | "chain_start_unanchored";
             /**
              * @description The first record that fails (for `chain_head_mismatch`: the head position).
              * @example 17
@@ -1495,9 +2198,40 @@ export interface components {
                 [key: string]: unknown;
             })[];
         };
+        CreateAutomationRequestDto: {
+            /**
+             * @description false: created paused.
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * @example {
+             *       "role": "user",
+             *       "content": [
+             *         {
+             *           "type": "text",
+             *           "text": "Summarise the open tickets."
+             *         }
+             *       ]
+             *     }
+             */
+            input: components["schemas"]["RunInputDto"];
+            /**
+             * @example {
+             *       "team": "support"
+             *     }
+             */
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @example Morning digest */
+            name: string;
+            schedule: components["schemas"]["AutomationScheduleDto"];
+            target: components["schemas"]["AutomationTargetDto"];
+        };
         CreateRunRequestDto: {
             /**
-             * @description When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default reject).
+             * @description When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default steer).
              * @example steer
              * @enum {string}
              */
@@ -1549,9 +2283,9 @@ export interface components {
              */
             agent_id?: string;
             /**
-             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
-             * @default reject
-             * @example steer
+             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run; what it did not take before it ended goes, in commit order, into one follow-up run) or interrupt (the active run is cancelled, then this one runs). Default `steer` for sessions created from this version on; sessions created before keep the value they have (then `reject`).
+             * @default steer
+             * @example reject
              * @enum {string}
              */
             default_concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
@@ -1566,6 +2300,8 @@ export interface components {
             };
             /** @example Order O-1001 */
             title?: string | null;
+            /** @description Session TTL (CONTRACT section 17): `expires_at` = `last_active_at` + `seconds`; activity moves it. A sweeper on every node (every SESSION_TTL_SWEEP_MS) archives or deletes a session past `expires_at` that has no active run. Omitted on create: SESSION_TTL_SECONDS with `archive` (unset: never expires). */
+            ttl?: components["schemas"]["SessionTtlDto"] | null;
         };
         CreateWebhookRequestDto: {
             description?: string | null;
@@ -1575,7 +2311,7 @@ export interface components {
              *       "run.requires_action"
              *     ]
              */
-            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected" | "audit.recorded" | "automation.invocation_failed")[];
             /**
              * @description Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400).
              * @example https://hooks.example.com/agent-api
@@ -1588,8 +2324,11 @@ export interface components {
              * @enum {string}
              */
             decision: "approve" | "reject";
-            /** @example customer confirmed by phone */
-            reason?: string;
+            /**
+             * @description null: no reason (as omitted).
+             * @example customer confirmed by phone
+             */
+            reason?: string | null;
         };
         ErrorBodyDto: {
             /**
@@ -1620,6 +2359,31 @@ export interface components {
         };
         ErrorEnvelopeDto: {
             error: components["schemas"]["ErrorBodyDto"];
+        };
+        /** @description The estimated cost of the model calls so far: uncached input at the input price, cached input at the cached price, output (reasoning included) at the output price. Failed and cancelled runs count what they used. */
+        EstimatedCost: {
+            /**
+             * @description USD, a decimal string (exact: never a binary float), from the model prices of GET /v1/models.
+             * @example 0.001234
+             */
+            amount: string;
+            /**
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD";
+        };
+        EstimatedCostDto: {
+            /**
+             * @description USD as a decimal string (exact, never a binary float).
+             * @example 0.001234
+             */
+            amount: string;
+            /**
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD";
         };
         InlineAgentDto: {
             /** @example Answer in one sentence. */
@@ -1668,6 +2432,61 @@ export interface components {
              * @enum {string}
              */
             type: "text" | "attachment_ref";
+        };
+        InputReceiptDto: {
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * @description Where the input went: `started` (a new run, the session's active one), `queued` (a new run behind the active one: enqueue, interrupt), `steered` (handed to the active run), `followed_up` (steered, but that run ended before taking it: the one follow-up run took it over), `rejected` (it will never be taken: its queued run was refused when due to start, `access_revoked`).
+             * @example started
+             * @enum {string}
+             */
+            disposition: "started" | "steered" | "queued" | "followed_up" | "rejected";
+            /** @example inp_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            id: string;
+            /**
+             * @description The user message the input was committed as.
+             * @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            message_id: string;
+            /** @enum {string} */
+            object: "input";
+            /**
+             * @description The run that took or will take the message (a follow-up names the follow-up run).
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            run_id: string;
+            /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            session_id: string;
+            /**
+             * Format: date-time
+             * @description When a model turn of `run_id` took the message; null before.
+             * @example null
+             */
+            taken_at: string | null;
+        };
+        LegalHoldRequestDto: {
+            /**
+             * @description true: the tenant's audit records are not pruned (AUDIT_RETENTION_DAYS) until it is set to false.
+             * @example true
+             */
+            enabled: boolean;
+        };
+        LegalHoldResponseDto: {
+            /** @example true */
+            enabled: boolean;
+            /** @enum {string} */
+            object: "audit_legal_hold";
+            /**
+             * Format: date-time
+             * @example 2025-01-01T12:00:00.000Z
+             */
+            updated_at: string | null;
+            /**
+             * @description The subject that set it.
+             * @example admin_a1
+             */
+            updated_by: string | null;
         };
         MessageCompletedData: {
             content: components["schemas"]["ContentPart"][];
@@ -1869,6 +2688,124 @@ export interface components {
              */
             type: "message.started";
         };
+        ModelListResponseDto: {
+            data: components["schemas"]["ModelResponseDto"][];
+            /**
+             * @example list
+             * @enum {string}
+             */
+            object: "list";
+        };
+        ModelPriceDto: {
+            /**
+             * @description USD per million cached input tokens; null: cached input costs the input price.
+             * @example 0.3
+             */
+            cached_input_per_mtok: string | null;
+            /**
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD";
+            /**
+             * @description USD per million input tokens (decimal string).
+             * @example 3
+             */
+            input_per_mtok: string;
+            /**
+             * @description USD per million output tokens, reasoning included (decimal string).
+             * @example 15
+             */
+            output_per_mtok: string;
+        };
+        ModelResponseDto: {
+            /** @example 200000 */
+            context_window: number | null;
+            /**
+             * @description What agents (`model`) and runs (`model` override) name.
+             * @example claude-sonnet
+             */
+            id: string;
+            /**
+             * @description The most output one call may produce: what limits.max_cost prices a call's output at (the entry's max_output_tokens, else 4096).
+             * @example 4096
+             */
+            max_output_tokens: number;
+            /**
+             * @description The provider's own model name.
+             * @example claude-sonnet-4-5
+             */
+            model: string;
+            /**
+             * @example model
+             * @enum {string}
+             */
+            object: "model";
+            /** @description null: unpriced (its calls cost "0"). */
+            price: components["schemas"]["ModelPriceDto"] | null;
+            /**
+             * @example anthropic
+             * @enum {string}
+             */
+            provider: "openai" | "openai_responses" | "anthropic" | "google" | "bedrock" | "openai_compatible" | "scripted";
+        };
+        MoneyDto: {
+            /**
+             * @description USD, a decimal string.
+             * @example 12.5
+             */
+            amount: string;
+            /**
+             * @example USD
+             * @enum {string}
+             */
+            currency: "USD";
+        };
+        OpenAiAutomationCreateDto: {
+            /**
+             * @description periodic: a standard five-field cron expression.
+             * @example 0 9 * * 1-5
+             */
+            expression?: string;
+            metadata?: {
+                [key: string]: string;
+            };
+            /** @example Morning digest */
+            name: string;
+            /**
+             * @description once: a future Unix time in seconds.
+             * @example 1798102800
+             */
+            run_at?: number;
+            /** @description `{"type":"new_session","agent_id","environment":{"type":"none"},"input":[user messages],"metadata"?}` or `{"type":"existing_session","session_id","instructions"}`. */
+            target: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description periodic: the IANA time zone of the expression.
+             * @example Europe/Berlin
+             */
+            timezone?: string;
+            /** @enum {string} */
+            type: "periodic" | "once";
+        };
+        OpenAiAutomationUpdateDto: {
+            /** @description periodic only. */
+            expression?: string;
+            /** @description Replaces all metadata. */
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            /** @description once only: a future Unix time in seconds, before the occurrence fired. */
+            run_at?: number;
+            /** @description Replaces the whole target (same type). */
+            target?: {
+                [key: string]: unknown;
+            };
+            /** @description periodic only. */
+            timezone?: string;
+        };
         OpenAiEventsCreateDto: {
             /**
              * @description Input events: `agent.session.input.message` `{input: [{role: "user", content: [{type: "input_text", text}]}]}`, `agent.session.input.cancel`, `agent.session.input.tool_result` `{turn_id, call_id, success, output?, error?}`, and our extension `agent.session.input.approval_result` `{approval_id, decision, reason?}`.
@@ -1909,37 +2846,37 @@ export interface components {
              *       ]
              *     }
              */
-            agent?: Record<string, never>;
+            agent?: Record<string, never> | null;
             /** @example support_agent */
-            agent_id?: string;
+            agent_id?: string | null;
             /**
              * @description Only `{"type":"none"}`.
              * @example {
              *       "type": "none"
              *     }
              */
-            environment?: Record<string, never>;
+            environment?: Record<string, never> | null;
             /** @description A first input: starts a turn at once. */
-            input?: Record<string, never>;
+            input?: Record<string, never> | null;
             metadata?: {
                 [key: string]: string;
-            };
-            /** @enum {string} */
-            review?: "none" | "auto_review";
-            spend_control?: Record<string, never>;
+            } | null;
+            /** @enum {string|null} */
+            review?: "none" | "auto_review" | null;
+            spend_control?: Record<string, never> | null;
             /** @description Only `false`: stream with `GET .../events` (the SDK's `sessions.stream`). */
-            stream?: boolean;
-            vault_ids?: string[];
+            stream?: boolean | null;
+            vault_ids?: string[] | null;
         };
         OpenAiSessionUpdateDto: {
             /** @description Not supported: the agent is pinned at creation. */
-            agent?: Record<string, never>;
+            agent?: Record<string, never> | null;
             metadata?: {
                 [key: string]: string;
-            };
-            /** @enum {string} */
-            review?: "none" | "auto_review";
-            spend_control?: Record<string, never>;
+            } | null;
+            /** @enum {string|null} */
+            review?: "none" | "auto_review" | null;
+            spend_control?: Record<string, never> | null;
         };
         PendingApprovalDto: {
             /** @example apr_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
@@ -1963,6 +2900,27 @@ export interface components {
             /** @example lookup_customer */
             tool_name: string;
         };
+        PutSecretRequestDto: {
+            /**
+             * Format: password
+             * @description Write-only: the secret's value, a non-empty string of at most 8192 bytes of UTF-8 (8 KiB). It is stored encrypted (AES-256-GCM under SECRETS_KEY) and never returned by any route, nor written to a log, event, audit record or idempotency record; only an http or mcp tool header naming `${secret:NAME}` receives it, at call time.
+             * @example crm-token-3f9a1c7e2b
+             */
+            value: string;
+        };
+        PutSpendLimitRequestDto: {
+            /**
+             * @description USD as a decimal string (at most 12 digits each side of the point). New runs are refused with 429 `quota_exceeded` once the window's spend reaches it.
+             * @example 50.00
+             */
+            amount: string;
+            /**
+             * @description The calendar window the spend is counted in (UTC): `day` or `month`.
+             * @example month
+             * @enum {string}
+             */
+            window: "day" | "month";
+        };
         /** @description What replaces a private tool's value (or error message) for members. */
         Redacted: {
             /** @enum {boolean} */
@@ -1978,9 +2936,9 @@ export interface components {
             /** @description Ignored. */
             context?: {
                 [key: string]: unknown;
-            }[];
+            }[] | null;
             /** @description Ignored (any JSON). */
-            forwardedProps?: Record<string, never>;
+            forwardedProps?: unknown;
             /**
              * @description The conversation as the client has it. Only the newest `user` message (the input) or the trailing `tool` messages (outputs of pending client tool calls) are read.
              * @example [
@@ -1995,24 +2953,24 @@ export interface components {
                 [key: string]: unknown;
             }[];
             /** @description Ignored. */
-            parentRunId?: string;
+            parentRunId?: string | null;
             /** @example 1.0 */
-            protocolVersion?: string;
+            protocolVersion?: string | null;
             /** @description Answers to the approvals of the `interrupt` outcome that ended the previous run of this thread. */
-            resume?: components["schemas"]["AgUiResumeEntryDto"][];
+            resume?: components["schemas"]["AgUiResumeEntryDto"][] | null;
             /**
              * @description Doubles as the idempotency key: the same runId again streams the same run from its start.
              * @example 5f0c1c9e-6a51-4c1f-9d55-2f1d3d1c9a10
              */
             runId: string;
             /** @description Ignored (any JSON). */
-            state?: Record<string, never>;
+            state?: unknown;
             /**
              * @description One of the caller's session ids, or any other string: the name of a session of this caller created on first use.
              * @example support-thread-1
              */
             threadId: string;
-            tools?: components["schemas"]["AgUiToolDto"][];
+            tools?: components["schemas"]["AgUiToolDto"][] | null;
         };
         RunCancelRequestedData: {
             /**
@@ -2068,7 +3026,7 @@ export interface components {
             message: string;
         };
         /** @description One event: the same envelope in SSE `data:` lines and in JSON pages, with the `data` of its `type`. Members get the public projection (private tools redacted, secret-looking keys masked); admins the full event. Redaction never drops an event. */
-        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
+        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["RunInputRequestedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
         RunEventListResponseDto: {
             /** @description Events in cursor order, each with the `data` of its `type`. */
             data: components["schemas"]["RunEvent"][];
@@ -2095,7 +3053,7 @@ export interface components {
                  * @example model_timeout
                  * @enum {string}
                  */
-                code: "model_error" | "model_timeout" | "model_refusal" | "tool_failed" | "tool_timeout" | "tool_not_found" | "invalid_tool_arguments" | "outcome_unknown" | "approval_expired" | "internal_error";
+                code: "model_error" | "model_timeout" | "model_refusal" | "model_rate_limited" | "context_length_exceeded" | "model_auth_failed" | "tool_failed" | "tool_timeout" | "tool_not_found" | "invalid_tool_arguments" | "outcome_unknown" | "approval_expired" | "input_expired" | "access_revoked" | "internal_error";
                 /** @example the model did not answer in time */
                 message: string;
             } | null;
@@ -2107,7 +3065,7 @@ export interface components {
              * @description With `terminated`: the limit that was hit; null otherwise.
              * @enum {string|null}
              */
-            termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "loop_detected" | null;
+            termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "cost_budget" | "loop_detected" | null;
             usage: components["schemas"]["Usage"];
         };
         /** @description The `run.finished` event. */
@@ -2202,7 +3160,70 @@ export interface components {
              */
             type: "run.input";
         };
+        RunInputRequestedData: {
+            /**
+             * Format: date-time
+             * @description Unanswered until then (INPUT_TTL_MS), the run is `expired`.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            expires_at: string;
+            /**
+             * @description What `ask_user` asks; the next user input to the session answers it (as the tool's result) and the same run continues.
+             * @example Which order do you mean?
+             */
+            question: string;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        /** @description The `run.input_requested` event. */
+        RunInputRequestedEvent: {
+            data: components["schemas"]["RunInputRequestedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "run.input_requested";
+        };
         RunLimitsDto: {
+            /**
+             * @description Cost budget in USD (decimal string); null: none. A run that would pass it is terminated with cost_budget.
+             * @example 0.5
+             */
+            max_cost: string | null;
             /** @example 10 */
             max_steps: number;
             /** @example 50 */
@@ -2213,6 +3234,12 @@ export interface components {
             timeout_ms: number;
         };
         RunLimitsInputDto: {
+            /**
+             * @description Cost budget in USD (a positive decimal string). Before each model call, the estimated cost of that call (its input tokens, the context's characters / 4, at the model's input price + the model's max_output_tokens at its output price) plus the run's usage.estimated_cost so far is compared with it; if it would exceed it, the call is not made and the run is terminated with termination_reason cost_budget. Null: no budget.
+             * @default null
+             * @example 0.50
+             */
+            max_cost?: string | null;
             /** @default 10 */
             max_steps?: number;
             /** @default 50 */
@@ -2230,7 +3257,41 @@ export interface components {
             /** @enum {string} */
             object: "list";
         };
+        RunPauseDto: {
+            /**
+             * @example {
+             *       "question": "Which order do you mean?",
+             *       "tool_call_id": "call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B"
+             *     }
+             */
+            details: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description What the run waits for: `approval` (a tool call awaits a decision), `client_tool` (POST .../tool_outputs), `input` (`ask_user`: the next user input to the session answers it), `callback` (an http tool answers by POST /v1/runs/{id}/callbacks/{tool_call_id}), `timer` (`wait`/`wait_until`), `quota` (the tenant's spend limit; the run continues when it allows).
+             * @example input
+             * @enum {string}
+             */
+            reason: "approval" | "client_tool" | "input" | "callback" | "timer" | "quota";
+            /**
+             * @description When the run began to wait.
+             * @example 2026-11-30T09:00:00.000Z
+             */
+            since: string;
+            /**
+             * @description When the wait ends by itself: the timer rings (at most the deadline), an unanswered input expires the run (INPUT_TTL_MS), a callback times out (the tool's callback_timeout_ms), the quota window rolls over.
+             * @example 2026-12-01T09:00:00.000Z
+             */
+            until?: string;
+        };
         RunReceiptDto: {
+            /**
+             * @description Present (true) when the input answered the active run's `ask_user` (it was `waiting_for_input`; any `concurrency`): `run_id` is that run, which continues with the input as the tool's result.
+             * @enum {boolean}
+             */
+            answered?: true;
+            /** @description The input's persistent receipt (also at GET /v1/inputs/{id}); a replayed Idempotency-Key answers it as it is now. */
+            receipt: components["schemas"]["InputReceiptDto"];
             /** @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             run_id: string;
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
@@ -2240,7 +3301,7 @@ export interface components {
              * @example queued
              * @enum {string}
              */
-            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /**
              * @description Present (true) when the input was steered to the active run (`concurrency: "steer"`): `run_id` is that run, which takes the input into its next model turn (`run.input` on its stream).
              * @enum {boolean}
@@ -2283,6 +3344,8 @@ export interface components {
             object: "run";
             /** @description Sync mode only: the text of the final assistant message. */
             output_text?: Record<string, never>;
+            /** @description Present while the run waits (a `waiting_for_*` status): why, since when and until when (CONTRACT 17). */
+            pause?: components["schemas"]["RunPauseDto"];
             pending_approvals: components["schemas"]["PendingApprovalDto"][];
             pending_tool_calls: components["schemas"]["PendingToolCallDto"][];
             /** @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
@@ -2290,11 +3353,11 @@ export interface components {
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
-            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /** @example 1 */
             step_count: number;
             /** @enum {string|null} */
-            termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "loop_detected" | null;
+            termination_reason: "max_steps" | "deadline" | "token_budget" | "tool_budget" | "cost_budget" | "loop_detected" | null;
             usage: components["schemas"]["RunUsageDto"];
             /** @example msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             user_message_id: string;
@@ -2396,25 +3459,35 @@ export interface components {
             url: string;
         };
         RunUsageDto: {
-            /** @example 0 */
+            /**
+             * @description Input tokens the provider served from its cache (part of input_tokens).
+             * @example 0
+             */
             cached_input_tokens: number;
+            /** @description From the model's price (GET /v1/models): uncached input, cached input and output (reasoning included) at their prices. Failed and cancelled runs count what they used. */
+            estimated_cost: components["schemas"]["EstimatedCostDto"];
             /** @example 42 */
             input_tokens: number;
             /** @example 2 */
             model_calls: number;
             /** @example 17 */
             output_tokens: number;
+            /**
+             * @description Output tokens spent reasoning (part of output_tokens).
+             * @example 0
+             */
+            reasoning_tokens: number;
             /** @example 1 */
             tool_calls: number;
         };
         RunWaitingData: {
             /**
-             * @description `approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output.
+             * @description `approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output; `input_required`: `ask_user` awaits the next user input; `callback`: an http tool's result comes by callback; `timer`: `wait`/`wait_until` sleeps; `quota`: the tenant's spend limit is reached (the run continues when it allows).
              * @enum {string}
              */
-            reason: "approval_required" | "client_tool";
+            reason: "approval_required" | "client_tool" | "input_required" | "callback" | "timer" | "quota";
             /** @enum {string} */
-            status: "waiting_for_approval" | "waiting_for_tool";
+            status: "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota";
         };
         /** @description The `run.waiting` event. */
         RunWaitingEvent: {
@@ -2456,6 +3529,40 @@ export interface components {
              */
             type: "run.waiting";
         };
+        SecretListResponseDto: {
+            data: components["schemas"]["SecretResponseDto"][];
+            /** @description The first item's name (secrets are identified by name). */
+            first_id: string | null;
+            has_more: boolean;
+            /** @description The last item's name: pass it as `after` for the next page. */
+            last_id: string | null;
+            /** @enum {string} */
+            object: "list";
+        };
+        SecretResponseDto: {
+            /**
+             * Format: date-time
+             * @description When the name was set (again after a delete: when it was set again).
+             */
+            created_at: string;
+            /**
+             * @description The name tool headers use: `${secret:CRM_API_TOKEN}`.
+             * @example CRM_API_TOKEN
+             */
+            name: string;
+            /** @enum {string} */
+            object: "secret";
+            /**
+             * Format: date-time
+             * @description When the current version was written.
+             */
+            updated_at: string;
+            /**
+             * @description 1 when the name is first set; every later PUT (a rotation) adds one. A name set again after a delete goes on counting (versions are never reused).
+             * @example 1
+             */
+            version: number;
+        };
         SessionAgentPatchDto: {
             /**
              * @description Model for runs accepted from now on; unknown models are 400.
@@ -2484,13 +3591,14 @@ export interface components {
              */
             created_at: string;
             /**
-             * @description What a run that omits `concurrency` does while the session has an active run (set on create or update; default `reject`): reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
-             * @example reject
+             * @description What a run that omits `concurrency` does while the session has an active run (set on create or update; default `steer` for sessions created from this version on, earlier ones keep theirs): reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run; what it did not take goes, in commit order, into one follow-up run) or interrupt (the active run is cancelled, then this one runs).
+             * @example steer
              * @enum {string}
              */
             default_concurrency: "reject" | "enqueue" | "steer" | "interrupt";
             /**
              * Format: date-time
+             * @description `last_active_at` + `ttl.seconds` (null without a TTL): past it, with no active run, the session is archived or deleted (`ttl.strategy`).
              * @example null
              */
             expires_at: string | null;
@@ -2524,11 +3632,61 @@ export interface components {
             tenant_id: string;
             /** @example Order O-1001 */
             title: string | null;
+            /** @description The session TTL (CONTRACT section 17), null: never expires. */
+            ttl: components["schemas"]["SessionTtlResponseDto"] | null;
             /**
              * Format: date-time
              * @example 2026-11-30T09:00:00.000Z
              */
             updated_at: string;
+            /**
+             * @description What the session is doing: `idle` (no run yet, or the last one completed), `running` (its active run is queued, running or cancelling), `waiting` (its active run waits: approval, client tool, ...), or the last run's terminal status `failed` / `cancelled` / `terminated` / `expired` until the next run starts.
+             * @example idle
+             * @enum {string}
+             */
+            work_status: "idle" | "running" | "waiting" | "failed" | "cancelled" | "terminated" | "expired";
+        };
+        SessionTtlDto: {
+            /**
+             * @description Seconds after the last activity (runs accepted, executed, cancelled).
+             * @example 86400
+             */
+            seconds: number;
+            /**
+             * @description `archive` keeps the history (new runs 409 session_archived); `delete` removes the session with its messages, runs and events.
+             * @example archive
+             * @enum {string}
+             */
+            strategy: "archive" | "delete";
+        };
+        SessionTtlResponseDto: {
+            /** @example 86400 */
+            seconds: number;
+            /** @enum {string} */
+            strategy: "archive" | "delete";
+        };
+        SpendLimitResponseDto: {
+            /** @description The limit; null when none is set. */
+            limit: components["schemas"]["MoneyDto"] | null;
+            /**
+             * @example spend_limit
+             * @enum {string}
+             */
+            object: "spend_limit";
+            /**
+             * Format: date-time
+             * @description When the current window ends (UTC midnight / the first of the next month).
+             */
+            resets_at: string | null;
+            /** @description Spent in the current window (model calls of all runs, failed and cancelled ones included). */
+            spent: components["schemas"]["MoneyDto"] | null;
+            /** Format: date-time */
+            updated_at: string | null;
+            /**
+             * @example month
+             * @enum {string|null}
+             */
+            window: "day" | "month" | null;
         };
         SubmitToolOutputsRequestDto: {
             tool_outputs: components["schemas"]["ToolOutputDto"][];
@@ -2541,6 +3699,31 @@ export interface components {
              * @enum {string}
              */
             type: "text";
+        };
+        ToolCallbackRequestDto: {
+            /** @description The tool failed: the call becomes `tool.failed` with this code (default `tool_failed`) and message. */
+            error?: components["schemas"]["ToolOutputErrorDto"];
+            /**
+             * @description The tool's result (any JSON but null). Give either output or error.
+             * @example {
+             *       "shipment_id": "SHP-7",
+             *       "status": "dispatched"
+             *     }
+             */
+            output?: unknown;
+        };
+        ToolCallbackResponseDto: {
+            /** @enum {string} */
+            object: "tool_callback";
+            /** @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            run_id: string;
+            /**
+             * @description The run's status after the callback (`running`: it resumed).
+             * @example running
+             */
+            run_status: string;
+            /** @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
+            tool_call_id: string;
         };
         ToolCallPart: {
             /** @description The arguments the model gave. Members see a private tool's value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth. */
@@ -2692,13 +3875,13 @@ export interface components {
         ToolOutputDto: {
             error?: components["schemas"]["ToolOutputErrorDto"];
             /**
-             * @description The tool result (any JSON). Give either output or error.
+             * @description The tool result (any JSON but null). Give either output or error.
              * @example {
              *       "name": "Ada Lovelace",
              *       "tier": "gold"
              *     }
              */
-            output?: Record<string, never>;
+            output?: unknown;
             /** @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             tool_call_id: string;
         };
@@ -2851,12 +4034,23 @@ export interface components {
              */
             type: "tool.started";
         };
+        UpdateAutomationRequestDto: {
+            input?: components["schemas"]["RunInputDto"];
+            metadata?: {
+                [key: string]: string;
+            };
+            name?: string;
+            /** @description Replaces the schedule (same type); the next slot is computed from now. */
+            schedule?: components["schemas"]["AutomationScheduleDto"];
+            /** @description Replaces the target (same type). */
+            target?: components["schemas"]["AutomationTargetDto"];
+        };
         UpdateSessionRequestDto: {
             agent?: components["schemas"]["SessionAgentPatchDto"];
             /**
-             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).
-             * @default reject
-             * @example steer
+             * @description What a run that omits `concurrency` does while the session has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run; what it did not take before it ended goes, in commit order, into one follow-up run) or interrupt (the active run is cancelled, then this one runs). Default `steer` for sessions created from this version on; sessions created before keep the value they have (then `reject`).
+             * @default steer
+             * @example reject
              * @enum {string}
              */
             default_concurrency?: "reject" | "enqueue" | "steer" | "interrupt";
@@ -2876,22 +4070,27 @@ export interface components {
             };
             /** @example Renamed */
             title?: string | null;
+            /** @description Session TTL (CONTRACT section 17): `expires_at` = `last_active_at` + `seconds`; activity moves it. A sweeper on every node (every SESSION_TTL_SWEEP_MS) archives or deletes a session past `expires_at` that has no active run. Omitted on create: SESSION_TTL_SECONDS with `archive` (unset: never expires). On update: null removes the TTL. */
+            ttl?: components["schemas"]["SessionTtlDto"] | null;
         };
         UpdateWebhookRequestDto: {
+            /** @description null clears it. */
             description?: string | null;
-            /** @description A disabled endpoint gets no new deliveries; its pending ones become `failed` (endpoint_disabled). */
+            /** @description Not null. A disabled endpoint gets no new deliveries; its pending ones end `failed` with last_error `endpoint_disabled` (attempts as they were: 0 for those never attempted; one in flight ends so once its attempt is over, unless it was delivered). */
             enabled?: boolean;
-            events?: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
-            /** @description Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400). */
+            /** @description Replaces the subscribed types (at least one). Not null. */
+            events?: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected" | "audit.recorded" | "automation.invocation_failed")[];
+            /** @description Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400). Not null. */
             url?: string;
         };
         /** @description The run's usage so far. */
         Usage: {
             /**
-             * @description Input tokens the provider served from its cache.
+             * @description Input tokens the provider served from its cache (part of input_tokens).
              * @example 0
              */
             cached_input_tokens: number;
+            estimated_cost: components["schemas"]["EstimatedCost"];
             /**
              * @description Tokens sent to the model (1 per 4 characters with the scripted model).
              * @example 42
@@ -2907,6 +4106,11 @@ export interface components {
              * @example 17
              */
             output_tokens: number;
+            /**
+             * @description Output tokens the model spent reasoning (part of output_tokens).
+             * @example 0
+             */
+            reasoning_tokens: number;
             /**
              * @description Tool calls so far.
              * @example 1
@@ -2953,6 +4157,45 @@ export interface components {
              */
             type: "usage";
         };
+        UsageGroupDto: {
+            /** @example 200 */
+            cached_input_tokens: number;
+            estimated_cost: components["schemas"]["MoneyDto"];
+            /** @example 5200 */
+            input_tokens: number;
+            /**
+             * @description The day (`YYYY-MM-DD`, UTC), agent id or model id of the group.
+             * @example 2026-12-02
+             */
+            key: string;
+            /** @example 7 */
+            model_calls: number;
+            /** @example 90 */
+            output_tokens: number;
+            /** @example 10 */
+            reasoning_tokens: number;
+            /** @example 3 */
+            runs: number;
+        };
+        UsageResponseDto: {
+            data: components["schemas"]["UsageGroupDto"][];
+            /** Format: date-time */
+            from: string;
+            /**
+             * @example day
+             * @enum {string}
+             */
+            group_by: "day" | "agent" | "model";
+            /**
+             * @example list
+             * @enum {string}
+             */
+            object: "list";
+            /** Format: date-time */
+            to: string;
+            /** @description The sum over all groups. */
+            total_cost: components["schemas"]["MoneyDto"];
+        };
         WebhookDeliveryListResponseDto: {
             data: components["schemas"]["WebhookDeliveryResponseDto"][];
             first_id: string | null;
@@ -2986,7 +4229,7 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "delivered" | "failed";
             /** @enum {string} */
-            type: "run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected";
+            type: "run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected" | "audit.recorded" | "automation.invocation_failed";
             webhook_id: string;
         };
         WebhookListResponseDto: {
@@ -3002,7 +4245,7 @@ export interface components {
             created_at: string;
             description: string | null;
             enabled: boolean;
-            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected" | "audit.recorded" | "automation.invocation_failed")[];
             /** @example wh_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
             /** @enum {string} */
@@ -3016,7 +4259,7 @@ export interface components {
             created_at: string;
             description: string | null;
             enabled: boolean;
-            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected")[];
+            events: ("run.completed" | "run.failed" | "run.cancelled" | "run.expired" | "run.terminated" | "run.requires_action" | "attachment.ready" | "attachment.rejected" | "audit.recorded" | "automation.invocation_failed")[];
             /** @example wh_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B */
             id: string;
             /** @enum {string} */
@@ -3136,7 +4379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `rate_limited` */
+            /** @description Error envelope. code: `rate_limited`, `quota_exceeded` */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -3218,6 +4461,227 @@ export interface operations {
         };
     };
     OpenAiAgents_getAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_list: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
+                order?: "asc" | "desc";
+                /** @description Only automations whose target is this existing session (agent-created ones included). */
+                session_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_create: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiAutomationCreateDto"];
+            };
+        };
+        responses: {
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OpenAiAutomationUpdateDto"];
+            };
+        };
+        responses: {
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_invocations: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_invoke: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_invocation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                invocationId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_pause: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAutomations_resume: {
         parameters: {
             query?: never;
             header?: never;
@@ -3567,6 +5031,368 @@ export interface operations {
             };
         };
     };
+    Audit_export: {
+        parameters: {
+            query?: {
+                /** @description `ndjson` (verifiable: `agent-api audit verify`) or `csv` (for SIEMs and spreadsheets). */
+                format?: "ndjson" | "csv";
+                /** @description From the first record with occurred_at >= from (RFC 3339), e.g. `2025-01-01T00:00:00.000Z`. Default: the first stored record. */
+                from?: string;
+                /** @description To the last record with occurred_at < to (RFC 3339). Default: the chain head, which is signed first (so the whole export is covered by a checkpoint). */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export, streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {"kind":"header","format":"agent-api.audit-export","version":1,"tenant_id":"tenant_dev","from_seq":1,"to_seq":2,...}
+                     *     {"kind":"record","id":"aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B","tenant_id":"tenant_dev","seq":1,...,"prev_hash":"000...0","hash":"9f86...","mac":"3b1f...","hash_alg":"sha256"}
+                     *     {"kind":"record",...,"seq":2,...}
+                     *     {"kind":"checkpoint","tenant_id":"tenant_dev","seq":2,"hash":"5d41...","at":"2025-01-01T12:00:00.000Z","key_id":"1f0e2d3c4b5a6978","algorithm":"ed25519","signature":"mP3b..."}
+                     *     {"kind":"end","records":2,"checkpoints":1}
+                     */
+                    "application/x-ndjson": string;
+                    /**
+                     * @example kind,tenant_id,seq,id,occurred_at,actor_subject_id,actor_role,actor_key_id,action,resource_type,resource_id,session_id,run_id,request_id,outcome,status,data,prev_hash,hash,mac,hash_alg,at,key_id,signature
+                     *     record,tenant_dev,1,aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B,...
+                     */
+                    "text/csv": string;
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Audit_legalHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegalHoldResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Audit_setLegalHold: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LegalHoldRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LegalHoldResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Audit_publicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPublicKeysResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Audit_status: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditStatusResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
     Audit_verify: {
         parameters: {
             query?: never;
@@ -3582,6 +5408,290 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuditVerifyResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Usage_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimitResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Usage_put: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutSpendLimitRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SpendLimitResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Usage_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No limit now. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Usage_usage: {
+        parameters: {
+            query?: {
+                /** @description Start (inclusive), ISO 8601; default: the first of the current month (UTC). */
+                from?: string;
+                /** @description Group by UTC `day` (default), `agent` id or `model` id. */
+                group_by?: "day" | "agent" | "model";
+                /** @description End (exclusive), ISO 8601; default: now. */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unauthorized` */
@@ -3945,7 +6055,13 @@ export interface operations {
     };
     Agents_versions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description A `version` of this agent (e.g. the last item of the previous page): the page starts after it. Any other value: 400 `invalid_cursor`. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
             header?: never;
             path: {
                 id: string;
@@ -3960,6 +6076,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentVersionListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unauthorized` */
@@ -4529,6 +6654,821 @@ export interface operations {
             };
         };
     };
+    Automations_list: {
+        parameters: {
+            query?: {
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_create: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Required: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAutomationRequestDto"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`, `idempotency_key_required`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `agent_not_found`, `session_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `idempotency_conflict`, `idempotency_in_progress` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_update: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAutomationRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found`, `agent_not_found`, `session_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_remove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_invocations: {
+        parameters: {
+            query?: {
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationInvocationListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_invoke: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationInvocationResponseDto"];
+                };
+            };
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_pause: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationResponseDto"];
+                };
+            };
+            /** @description `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Automations_resume: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AutomationResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Runs_getInput: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InputReceiptDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Models_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
     Runs_get: {
         parameters: {
             query?: never;
@@ -4735,6 +7675,107 @@ export interface operations {
                 };
             };
             /** @description Error envelope. code: `approval_already_decided`, `approval_not_pending` */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Runs_callback: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The token the tool request carried in its `Callback-Token` header. */
+                "Callback-Token"?: string;
+            };
+            path: {
+                id: string;
+                tool_call_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ToolCallbackRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolCallbackResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `run_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `callback_not_expected` */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5098,6 +8139,347 @@ export interface operations {
             };
         };
     };
+    Secrets_list: {
+        parameters: {
+            query?: {
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Secrets_get: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description `[A-Z][A-Z0-9_]{0,63}` (else 400 `invalid_request`, field `name`). Names are per tenant: another tenant's secret of the same name is another secret. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `secret_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Secrets_put: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description `[A-Z][A-Z0-9_]{0,63}` (else 400 `invalid_request`, field `name`). Names are per tenant: another tenant's secret of the same name is another secret. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PutSecretRequestDto"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretResponseDto"];
+                };
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Secrets_remove: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Optional: a fresh UUID per logical operation, the same one for its retries (1..255 printable ASCII; a header that is present but empty or otherwise outside that is 400 `invalid_request`). A retry with the same key and body returns the stored response byte-for-byte with `Idempotent-Replayed: true`; another body: 409 `idempotency_conflict`; while the first is running: 409 `idempotency_in_progress` (Retry-After: 1). Keys are scoped to your API key, the operation and its path ids, and kept 24 h. In Swagger UI (/docs) leave the pre-filled value (or an empty field): the page sends a fresh UUID (`crypto.randomUUID()`) with every request; a key you type is sent as typed. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description `[A-Z][A-Z0-9_]{0,63}` (else 400 `invalid_request`, field `name`). Names are per tenant: another tenant's secret of the same name is another secret. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /**
+             * @description Error envelope. code: `invalid_request`
+             *
+             *     `idempotency_key_required` when the key is required and missing; `invalid_request` when it is present but not 1..255 printable ASCII (empty included).
+             */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `forbidden` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `secret_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
     Sessions_list: {
         parameters: {
             query?: {
@@ -5106,6 +8488,8 @@ export interface operations {
                 limit?: number;
                 /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
                 order?: "asc" | "desc";
+                /** @description Only sessions with this `work_status` now. */
+                work_status?: "idle" | "running" | "waiting" | "failed" | "cancelled" | "terminated" | "expired";
             };
             header?: never;
             path?: never;
@@ -6020,7 +9404,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `rate_limited` */
+            /** @description Error envelope. code: `quota_exceeded`, `rate_limited` */
             429: {
                 headers: {
                     [name: string]: unknown;

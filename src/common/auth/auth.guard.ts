@@ -2,7 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { DomainError } from '../errors/domain-error';
 import { ApiKeysService } from './api-keys.service';
-import { ADMIN_ONLY, AuthedRequest, PUBLIC_ROUTE } from './auth.decorators';
+import { ADMIN_ONLY, AuthedRequest, KEY_OPTIONAL, PUBLIC_ROUTE } from './auth.decorators';
 
 /** Global guard: `Authorization: Bearer <key>` on every route not marked @Public(). */
 @Injectable()
@@ -16,6 +16,7 @@ export class AuthGuard implements CanActivate {
     const targets = [ctx.getHandler(), ctx.getClass()];
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC_ROUTE, targets)) return true;
     const req = ctx.switchToHttp().getRequest<AuthedRequest>();
+    if (req.headers.authorization === undefined && this.reflector.getAllAndOverride<boolean>(KEY_OPTIONAL, targets)) return true;
     // In memory, and already resolved by the rate limit in onRequest (same request, same answer).
     const principal = this.keys.authenticateRequest(req);
     if (!principal) throw new DomainError('unauthorized', 'missing or unknown API key');

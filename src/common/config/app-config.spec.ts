@@ -33,6 +33,7 @@ describe('loadConfig', () => {
         agentDefaultId: 'support_agent',
         runQueueTtlMs: 3_600_000,
         approvalTtlMs: 24 * 3_600_000,
+        inputTtlMs: 24 * 3_600_000,
         eventRetentionDays: 30,
         sseKeepaliveMs: 15_000,
         sseMaxPerKey: 100,
@@ -48,6 +49,11 @@ describe('loadConfig', () => {
         redisUrl: null,
         redisKeyPrefix: 'agent-api:',
         redisNodeTtlMs: 15_000,
+        eventPartitionDays: 7,
+        natsUrl: null,
+        natsSubject: 'agent_api.run_events',
+        natsDegradedPollMs: 500,
+        natsSafetyPollMs: 5_000,
         webhookRetryBaseMs: 1000,
         webhookRetryWindowMs: 24 * 3_600_000,
         // The 10 s attempt timeout plus a 10 s margin.
@@ -72,6 +78,7 @@ describe('loadConfig', () => {
   it('reads set values', () => {
     const c = loadConfig({
       WEBHOOK_LEASE_MS: '15000',
+      WEBHOOK_MAX_IN_FLIGHT: '2',
       PORT: '8080',
       HOST: '127.0.0.1',
       DATABASE_URL: 'postgres://u@db:5432/app',
@@ -93,7 +100,9 @@ describe('loadConfig', () => {
       idempotencyTtlHours: 1,
       openaiBaseUrl: 'https://api.example.com/v1',
       webhookLeaseMs: 15_000,
+      webhookMaxInFlight: 2,
     });
+    expect(loadConfig({}).webhookMaxInFlight).toBe(4);
   });
 
   describe('HOST and API_KEYS', () => {
@@ -186,6 +195,9 @@ describe('loadConfig', () => {
     ['BACKGROUND_SLICE_US', '100001'],
     // Shorter than the 10 s attempt timeout plus the 5 s least margin: an attempt could outlive its lease.
     ['WEBHOOK_LEASE_MS', '14999'],
+    // At least one attempt per endpoint, at most the node's 64 attempts in flight.
+    ['WEBHOOK_MAX_IN_FLIGHT', '0'],
+    ['WEBHOOK_MAX_IN_FLIGHT', '65'],
   ])('rejects %s=%s', (name, value) => {
     const problems = problemsOf({ [name]: value });
     expect(problems).toHaveLength(1);
@@ -193,7 +205,11 @@ describe('loadConfig', () => {
   });
 
   it('reads OUTBOUND_URL_ALLOWLIST and rejects entries that are not http(s) URL prefixes', () => {
-    expect(loadConfig({}).outboundUrlAllowlist).toEqual(['http://127.0.0.1', 'http://localhost']);
+    // The development key: loopback, any port. Real keys: closed until the operator lists prefixes.
+    expect(loadConfig({}).outboundUrlAllowlist).toEqual(['http://127.0.0.1:*', 'http://localhost:*']);
+    expect(loadConfig({ API_KEYS: 'key-00000001:t:s:admin' }).outboundUrlAllowlist).toEqual([]);
+    expect(loadConfig({ API_KEYS: 'key-00000001:t:s:admin', OUTBOUND_URL_ALLOWLIST: 'http://127.0.0.1:*' }).outboundUrlAllowlist).toEqual(['http://127.0.0.1:*']);
+    expect(problemsOf({ OUTBOUND_URL_ALLOWLIST: 'http://x.example/a%5c' })).toEqual([expect.stringMatching(/^OUTBOUND_URL_ALLOWLIST: .*encoded/)]);
     expect(loadConfig({ OUTBOUND_URL_ALLOWLIST: ' https://tools.example.com/v1 , http://10.0.0.5:8080' }).outboundUrlAllowlist).toEqual([
       'https://tools.example.com/v1',
       'http://10.0.0.5:8080',
@@ -203,22 +219,33 @@ describe('loadConfig', () => {
 
   describe('database roles and the audit key', () => {
     const PG = 'postgres://agent_api@db:5432/app';
+    /** An Ed25519 PKCS#8 key, base64 of the DER (as `openssl genpkey -algorithm ed25519 | openssl pkey -outform DER | base64` prints). */
+    const SIGNING = 'MC4CAQAwBQYDK2VwBCIEIGedE7sfJSzDtPm7Mz2woILYgSLcoRQKB3n5hG/H+sWg';
 
     it('reads DATABASE_OWNER_URL (migrations only) and AUDIT_HMAC_KEY', () => {
-      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, WEBHOOK_SECRET_KEY: 'w'.repeat(32), NODE_ENV: 'production' });
-      expect(c).toMatchObject({ databaseUrl: PG, databaseOwnerUrl: 'postgres://owner@db:5432/app', auditHmacKey: 'k'.repeat(32), production: true });
-      expect(loadConfig({})).toMatchObject({ databaseOwnerUrl: null, auditHmacKey: null, production: false });
+      const c = loadConfig({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'postgres://owner@db:5432/app', AUDIT_HMAC_KEY: ` ${'k'.repeat(32)} `, WEBHOOK_SECRET_KEY: 'w'.repeat(32), SECRETS_KEY: 's'.repeat(32), AUDIT_SIGNING_KEY: SIGNING, NODE_ENV: 'production' });
+      expect(c).toMatchObject({ databaseUrl: PG, databaseOwnerUrl: 'postgres://owner@db:5432/app', auditHmacKey: 'k'.repeat(32), secretsKey: 's'.repeat(32), production: true });
+      expect(loadConfig({})).toMatchObject({ databaseOwnerUrl: null, auditHmacKey: null, secretsKey: null, production: false });
     });
 
     it('requires AUDIT_HMAC_KEY in production with DATABASE_URL, saying why and how to make one', () => {
       const problems = problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG });
       expect(problems).toEqual([
         expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('AUDIT_SIGNING_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
         expect.stringContaining('WEBHOOK_SECRET_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('SECRETS_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
       ]);
-      expect(problems[1]).toContain('openssl rand -base64 32');
-      expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), WEBHOOK_SECRET_KEY: 'short' })).toEqual([
+      expect(problems[1]).toContain('openssl genpkey -algorithm ed25519');
+      expect(problems[2]).toContain('openssl rand -base64 32');
+      expect(problems[3]).toContain("it encrypts the tenants' secrets");
+      expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), AUDIT_SIGNING_KEY: SIGNING, WEBHOOK_SECRET_KEY: 'short', SECRETS_KEY: 's'.repeat(32) })).toEqual([
         expect.stringContaining('WEBHOOK_SECRET_KEY must be at least 32 characters'),
+      ]);
+      // Not an Ed25519 private key: refused with the reason.
+      expect(problemsOf({ AUDIT_SIGNING_KEY: 'bm90IGEga2V5' })).toEqual([expect.stringContaining('AUDIT_SIGNING_KEY must be an Ed25519 private key')]);
+      expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), AUDIT_SIGNING_KEY: SIGNING, WEBHOOK_SECRET_KEY: 'w'.repeat(32), SECRETS_KEY: 's'.repeat(31) })).toEqual([
+        expect.stringContaining('SECRETS_KEY must be at least 32 characters'),
       ]);
       expect(problems[0]).toContain('openssl rand -base64 32');
       // The embedded database keeps its generated key (in DATA_DIR); outside production a generated one is used with a warning.
@@ -256,6 +283,32 @@ describe('loadConfig', () => {
       ['REDIS_KEY_PREFIX', 'has space'],
       ['REDIS_NODE_TTL_MS', '10'],
       ['RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE', '0'],
+    ])('rejects %s=%s', (name, value) => {
+      const problems = problemsOf({ [name]: value });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toContain(name);
+    });
+  });
+
+  describe('NATS', () => {
+    it('reads NATS_URL (one or a list), NATS_SUBJECT and the poll intervals', () => {
+      expect(loadConfig({ NATS_URL: ' nats://127.0.0.1:4222 ', NATS_SUBJECT: 'prod.events', NATS_DEGRADED_POLL_MS: '250', NATS_SAFETY_POLL_MS: '2000' })).toMatchObject({
+        natsUrl: 'nats://127.0.0.1:4222',
+        natsSubject: 'prod.events',
+        natsDegradedPollMs: 250,
+        natsSafetyPollMs: 2000,
+      });
+      expect(loadConfig({ NATS_URL: 'nats://a:4222,tls://b:4222' }).natsUrl).toBe('nats://a:4222,tls://b:4222');
+      expect(loadConfig({ NATS_URL: '' }).natsUrl).toBeNull();
+    });
+
+    it.each([
+      ['NATS_URL', 'http://nats:4222'],
+      ['NATS_URL', 'nats://a:4222,redis://b'],
+      ['NATS_SUBJECT', 'events.>'],
+      ['NATS_SUBJECT', 'a..b'],
+      ['NATS_DEGRADED_POLL_MS', '10'],
+      ['NATS_SAFETY_POLL_MS', '0'],
     ])('rejects %s=%s', (name, value) => {
       const problems = problemsOf({ [name]: value });
       expect(problems).toHaveLength(1);

@@ -1,7 +1,9 @@
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { OutboundUrlPolicy } from '../outbound/outbound-http';
+import { parseSigningKey } from './audit-signing-key';
 import { projectRoot } from './project-root';
+import { ToolEnvSecrets } from './tool-env-secrets';
 
 export type Role = 'member' | 'admin';
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
@@ -32,8 +34,18 @@ export class AppConfig {
   production!: boolean;
   /** Keys the audit hash chain (HMAC-SHA256); null: generated into DATA_DIR (see audit-hmac-key.ts). */
   auditHmacKey!: string | null;
+  /** Signs the audit checkpoints (Ed25519, PEM or base64 PKCS#8); null: generated into DATA_DIR (see audit-signing-key.ts). */
+  auditSigningKey!: string | null;
+  /** A tenant's chain head is signed every this many records... */
+  auditCheckpointEvery!: number;
+  /** ...and at least this often while records are written (ms). */
+  auditCheckpointMs!: number;
+  /** Audit records older than this are pruned, up to a signed checkpoint; 0 keeps them forever. */
+  auditRetentionDays!: number;
   /** Encrypts webhook signing secrets at rest (AES-256-GCM); null: generated into DATA_DIR (see webhook-secret-key.ts). */
   webhookSecretKey!: string | null;
+  /** Encrypts the tenants' secrets (`PUT /v1/secrets/{name}`) at rest (AES-256-GCM); null: generated into DATA_DIR (see secrets-key.ts). */
+  secretsKey!: string | null;
   /** First webhook retry after about this long, doubling (CONTRACT section 14). */
   webhookRetryBaseMs!: number;
   /** A webhook delivery is retried for this long after the event, then `failed` (24 h). */
@@ -43,6 +55,16 @@ export class AppConfig {
    * again: the attempt timeout plus a margin (default 10 s + 10 s); no attempt outlives it.
    */
   webhookLeaseMs!: number;
+  /** Attempts one webhook endpoint may have in flight at once, on all nodes together (CONTRACT section 14, isolation). */
+  webhookMaxInFlight!: number;
+  /** A scheduled automation slot missed while no node was up fires on start-up if younger than this, else is `skipped` (CONTRACT section 17). */
+  automationCatchupMs!: number;
+  /** How often each node looks for due automation slots (ms). */
+  automationPollMs!: number;
+  /** Default session TTL in seconds for sessions created without `ttl`; null: never expire (CONTRACT section 17). */
+  sessionTtlSeconds!: number | null;
+  /** How often the session TTL sweeper runs (ms). */
+  sessionTtlSweepMs!: number;
   dataDir!: string;
   apiKeys!: ApiKeySeed[];
   apiKeysFromDefault!: boolean;
@@ -57,12 +79,23 @@ export class AppConfig {
   redisKeyPrefix!: string;
   /** A node's shared SSE counts expire this long after its last heartbeat (a crashed node stops counting). */
   redisNodeTtlMs!: number;
+  /** Cross-node event notifications over NATS (core pub/sub); null: LISTEN/NOTIFY (PostgreSQL) or in-process (embedded). */
+  natsUrl!: string | null;
+  natsSubject!: string;
+  /** While NATS is unreachable, streams with subscribers re-read PostgreSQL this often. */
+  natsDegradedPollMs!: number;
+  /** While NATS is up, streams with subscribers are still re-read this often (a writer that died between commit and publish). */
+  natsSafetyPollMs!: number;
   idempotencyTtlHours!: number;
   agentDefaultId!: string;
   agentsDir!: string;
   runQueueTtlMs!: number;
   approvalTtlMs!: number;
+  /** An `ask_user` unanswered this long expires its run (CONTRACT 17). */
+  inputTtlMs!: number;
   eventRetentionDays!: number;
+  /** Width of a run_events time partition (retention drops them whole). */
+  eventPartitionDays!: number;
   sseKeepaliveMs!: number;
   sseMaxPerKey!: number;
   attachmentMaxBytes!: number;
@@ -70,6 +103,12 @@ export class AppConfig {
   openaiBaseUrl!: string | null;
   openaiApiKey!: string | null;
   openaiModel!: string | null;
+  /** MODELS_FILE: the model registry (JSON array); unset = the default list (scripted + the OPENAI_* entry). */
+  modelsFile!: string | null;
+  /** Retries of a model call refused with 429/overload/5xx before any output (backoff honours retry-after). */
+  modelMaxRetries!: number;
+  /** First backoff of those retries (doubled each time). */
+  modelRetryBaseMs!: number;
   workerEnabled!: boolean;
   workerConcurrency!: number;
   runLeaseMs!: number;
@@ -84,6 +123,8 @@ export class AppConfig {
   httpConnectionTimeoutMs!: number;
   /** URL prefixes that outbound calls (http/mcp tools, webhooks) may reach (CONTRACT section 13). */
   outboundUrlAllowlist!: string[];
+  /** Environment variables a tool header may name as `${env:NAME}`, and for which tenants (TOOL_ENV_SECRETS). */
+  toolEnvSecrets!: ToolEnvSecrets;
 }
 
 export class ConfigError extends Error {
@@ -94,6 +135,8 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_DEV_KEY = 'dev-key-0001:tenant_dev:user_dev:admin';
+/** OUTBOUND_URL_ALLOWLIST's default on the development key (loopback only); with API_KEYS set it is empty. */
+export const DEV_OUTBOUND_URL_ALLOWLIST = 'http://127.0.0.1:*,http://localhost:*';
 export const AUDIT_HMAC_KEY_MIN_LENGTH = 32;
 const KEY_RE = /^[A-Za-z0-9_-]{8,}$/;
 const NAME_RE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -164,13 +207,39 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     'AUDIT_HMAC_KEY',
     'it keys the audit hash chain, so that nobody who can write to the database without it can forge the trail',
   );
+  const signingRaw = env.AUDIT_SIGNING_KEY?.trim() || null;
+  c.auditSigningKey = signingRaw;
+  if (signingRaw !== null) {
+    try {
+      parseSigningKey(signingRaw);
+    } catch (err) {
+      problems.push(`AUDIT_SIGNING_KEY must be an Ed25519 private key, PEM (PKCS#8) or base64 of its PKCS#8 DER (\`openssl genpkey -algorithm ed25519\`): ${(err as Error).message}`);
+    }
+  } else if (c.production && c.databaseUrl) {
+    problems.push(
+      'AUDIT_SIGNING_KEY is required in production (NODE_ENV=production with DATABASE_URL): it signs the audit checkpoints that auditors verify, ' +
+        'and every node must sign with the same key. Set it to an Ed25519 private key (`openssl genpkey -algorithm ed25519`)',
+    );
+  }
+  c.auditCheckpointEvery = int('AUDIT_CHECKPOINT_EVERY', 1000, 1, 10_000_000);
+  c.auditCheckpointMs = int('AUDIT_CHECKPOINT_MS', 60_000, 100, 24 * 3_600_000);
+  c.auditRetentionDays = int('AUDIT_RETENTION_DAYS', 0, 0, 36_500);
   c.webhookSecretKey = secretKey(
     'WEBHOOK_SECRET_KEY',
     'it encrypts the webhook signing secrets at rest, and every node must sign with the same secrets',
   );
+  c.secretsKey = secretKey(
+    'SECRETS_KEY',
+    "it encrypts the tenants' secrets (PUT /v1/secrets) at rest, and every node must decrypt them with the same key",
+  );
   c.webhookRetryBaseMs = int('WEBHOOK_RETRY_BASE_MS', 1000, 1, 3_600_000);
   c.webhookRetryWindowMs = int('WEBHOOK_RETRY_WINDOW_MS', 24 * 3_600_000, 1000, 7 * 24 * 3_600_000);
   c.webhookLeaseMs = int('WEBHOOK_LEASE_MS', WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000, WEBHOOK_ATTEMPT_TIMEOUT_MS + WEBHOOK_LEASE_MIN_MARGIN_MS, 3_600_000);
+  c.webhookMaxInFlight = int('WEBHOOK_MAX_IN_FLIGHT', 4, 1, 64);
+  c.automationCatchupMs = int('AUTOMATION_CATCHUP_MS', 3_600_000, 0, 30 * 24 * 3_600_000);
+  c.automationPollMs = int('AUTOMATION_POLL_MS', 1000, 20, 60_000);
+  c.sessionTtlSeconds = env.SESSION_TTL_SECONDS && env.SESSION_TTL_SECONDS.trim() !== '' ? int('SESSION_TTL_SECONDS', 0, 1, 10 * 365 * 86_400) : null;
+  c.sessionTtlSweepMs = int('SESSION_TTL_SWEEP_MS', 10_000, 20, 3_600_000);
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
   const level = str('LOG_LEVEL', 'info').toLowerCase();
   if (!levels.includes(level as LogLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}, got "${level}"`);
@@ -217,12 +286,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.redisKeyPrefix = str('REDIS_KEY_PREFIX', 'agent-api:');
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(c.redisKeyPrefix)) problems.push(`REDIS_KEY_PREFIX must match [A-Za-z0-9_.:-]{1,64}, got "${c.redisKeyPrefix}"`);
   c.redisNodeTtlMs = int('REDIS_NODE_TTL_MS', 15_000, 300, 600_000);
+  const natsUrl = env.NATS_URL?.trim();
+  c.natsUrl = natsUrl ? natsUrl : null;
+  if (c.natsUrl && !c.natsUrl.split(',').every((u) => /^(nats|tls):\/\/[^\s,]+$/.test(u.trim()))) {
+    problems.push('NATS_URL must be a nats:// (or tls://) URL, or a comma-separated list of them');
+  }
+  c.natsSubject = str('NATS_SUBJECT', 'agent_api.run_events');
+  if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(c.natsSubject) || c.natsSubject.length > 128) {
+    problems.push(`NATS_SUBJECT must be dot-separated tokens of [A-Za-z0-9_-] (no wildcards), got "${c.natsSubject}"`);
+  }
+  c.natsDegradedPollMs = int('NATS_DEGRADED_POLL_MS', 500, 50, 60_000);
+  c.natsSafetyPollMs = int('NATS_SAFETY_POLL_MS', 5_000, 100, 600_000);
   c.idempotencyTtlHours = int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365);
   c.agentDefaultId = str('AGENT_DEFAULT_ID', 'support_agent');
   c.agentsDir = resolve(str('AGENTS_DIR', join(projectRoot(), 'agents')));
   c.runQueueTtlMs = int('RUN_QUEUE_TTL_MS', 3_600_000, 1000, 30 * 24 * 3_600_000);
   c.approvalTtlMs = int('APPROVAL_TTL_MS', 24 * 3_600_000, 1000, 365 * 24 * 3_600_000);
+  c.inputTtlMs = int('INPUT_TTL_MS', 24 * 3_600_000, 1000, 365 * 24 * 3_600_000);
   c.eventRetentionDays = int('EVENT_RETENTION_DAYS', 30, 1, 3650);
+  c.eventPartitionDays = int('EVENT_PARTITION_DAYS', 7, 1, 366);
   c.sseKeepaliveMs = int('SSE_KEEPALIVE_MS', 15_000, 100, 600_000);
   c.sseMaxPerKey = int('SSE_MAX_PER_KEY', 100, 1, 1_000_000);
   c.attachmentMaxBytes = int('ATTACHMENT_MAX_BYTES', 10 * 1024 * 1024, 1, 1024 * 1024 * 1024);
@@ -231,6 +313,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   if (c.openaiBaseUrl && !/^https?:\/\//.test(c.openaiBaseUrl)) problems.push('OPENAI_BASE_URL must be an http(s) URL');
   c.openaiApiKey = env.OPENAI_API_KEY?.trim() || null;
   c.openaiModel = env.OPENAI_MODEL?.trim() || null;
+  c.modelsFile = env.MODELS_FILE?.trim() ? resolve(env.MODELS_FILE.trim()) : null;
+  c.modelMaxRetries = int('MODEL_MAX_RETRIES', 2, 0, 10);
+  c.modelRetryBaseMs = int('MODEL_RETRY_BASE_MS', 1000, 0, 60_000);
   c.workerEnabled = bool('WORKER_ENABLED', true);
   c.workerConcurrency = int('WORKER_CONCURRENCY', 64, 1, 1000);
   c.runLeaseMs = int('RUN_LEASE_MS', 15_000, 1000, 3_600_000);
@@ -241,7 +326,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.httpHeadersTimeoutMs = int('HTTP_HEADERS_TIMEOUT_MS', 15_000, 100, 600_000);
   c.httpRequestTimeoutMs = int('HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000);
   c.httpConnectionTimeoutMs = int('HTTP_CONNECTION_TIMEOUT_MS', 75_000, 100, 3_600_000);
-  c.outboundUrlAllowlist = str('OUTBOUND_URL_ALLOWLIST', 'http://127.0.0.1,http://localhost')
+  // Closed by default once real keys are set: no tenant admin can reach anything the operator did not list.
+  c.outboundUrlAllowlist = str('OUTBOUND_URL_ALLOWLIST', c.apiKeysFromDefault ? DEV_OUTBOUND_URL_ALLOWLIST : '')
     .split(',')
     .map((e) => e.trim())
     .filter(Boolean);
@@ -249,6 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const problem = OutboundUrlPolicy.entryProblem(entry);
     if (problem) problems.push(`OUTBOUND_URL_ALLOWLIST: ${problem}`);
   }
+  c.toolEnvSecrets = ToolEnvSecrets.parse(env.TOOL_ENV_SECRETS, problems);
   if (c.httpHeadersTimeoutMs > c.httpRequestTimeoutMs) {
     problems.push(`HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS`);
   }

@@ -156,10 +156,15 @@ export function dataSourceOptions(url: string, poolSize: number, queryTimeoutMs 
   providers: [UnitOfWork, DatabaseLifecycle],
   exports: [UnitOfWork],
 })
-export class DatabaseModule {
-  static targetProvider = {
-    provide: DATABASE_TARGET,
-    inject: [AppConfig],
-    useFactory: resolveTarget,
-  };
-}
+export class DatabaseModule {}
+
+/**
+ * The database target (`DATABASE_TARGET`), injectable everywhere: global and apart from
+ * DatabaseModule, because the TypeORM module that DatabaseModule imports needs it for its options.
+ */
+@Global()
+@Module({
+  providers: [{ provide: DATABASE_TARGET, inject: [AppConfig], useFactory: resolveTarget }],
+  exports: [DATABASE_TARGET],
+})
+export class DatabaseTargetModule {}

@@ -1,5 +1,5 @@
 import { DataSource, Migration } from 'typeorm';
-import { MigrationContext, withMigrationContext } from './migration-context';
+import { MigrationContext, withMigrationContext } from '../../../migrations/migration-context';
 
 /** Any constant: the advisory lock key every node takes while it migrates. */
 const MIGRATION_LOCK_KEY = 7_316_104_202;
@@ -11,7 +11,7 @@ let turn: Promise<unknown> = Promise.resolve();
  * Runs pending migrations while holding a PostgreSQL advisory lock on a dedicated connection, so
  * nodes starting at once against one fresh database migrate one after the other (TypeORM itself
  * takes no lock); the second finds nothing left to do. Within one process calls also take turns.
- * `context` is what migrations may read from the configuration (see migration-context.ts).
+ * `context` is what migrations may read from the configuration (see migrations/migration-context.ts).
  */
 export function runMigrationsLocked(dataSource: DataSource, context: MigrationContext = { auditHmacKey: null }): Promise<Migration[]> {
   const run = turn.then(() => withMigrationContext(context, () => migrateUnderAdvisoryLock(dataSource)));

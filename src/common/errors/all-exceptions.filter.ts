@@ -1,6 +1,6 @@
 import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { noteErrorCode } from '../http/response-error-code';
+import { noteErrorCode } from './response-error-code';
 import { toErrorResponse } from './error-envelope';
 
 /** Writes the contract error envelope for everything thrown in a Nest handler, guard or pipe. */

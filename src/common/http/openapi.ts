@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
-import { eventComponentSchemas } from '../../modules/events/api/event-schemas';
+import type { SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 export const API_DESCRIPTION = `
 Run LLM agents as durable **runs** with ordered, resumable **event streams** (SSE).
@@ -109,24 +109,38 @@ function walkSchemas(node: unknown, visit: (schema: Record<string, unknown>, key
 }
 
 /**
- * What the decorators cannot say, applied to the generated document in one place: the event and
- * content-part schemas (one per type, under discriminators), a server entry (Swagger UI and
- * generators call the origin that served the document), integers (the API has no fractional
- * numbers: counts, sizes, milliseconds, sequences), and `format: date-time` on every `*_at` time.
+ * `@ApiProperty({ type: ANY_JSON })`: a value of any JSON type. The decorators otherwise write the
+ * reflected `unknown` as `type: object`, and clients (and the fuzzer) then take a string for an error;
+ * `finalizeOpenApiDocument` drops the marker, leaving a schema without `type` (OpenAPI: any value).
  */
-export function finalizeOpenApiDocument(doc: OpenAPIObject): OpenAPIObject {
+// Typed as one of the decorator's names: it takes only those, and this one never reaches a client.
+export const ANY_JSON = 'any-json' as unknown as () => void;
+
+/**
+ * What the decorators cannot say, applied to the generated document in one place: component
+ * schemas the modules write by hand (`schemas`: the events module's event and content-part
+ * schemas, one per type, under discriminators; handed in by the caller, as common imports no
+ * module), a server entry (Swagger UI and generators call the origin that served the document),
+ * integers (the API has no fractional numbers: counts, sizes, milliseconds, sequences), and
+ * `format: date-time` on every `*_at` time.
+ */
+export function finalizeOpenApiDocument(doc: OpenAPIObject, schemas: Record<string, SchemaObject>): OpenAPIObject {
   doc.servers = [{ url: '/', description: 'The server that serves this document' }];
   doc.components = doc.components ?? {};
-  doc.components.schemas = { ...(doc.components.schemas ?? {}), ...(eventComponentSchemas() as Record<string, never>) };
+  doc.components.schemas = { ...(doc.components.schemas ?? {}), ...schemas };
   walkSchemas(doc, (schema, key) => {
     if (schema.type === 'number') schema.type = 'integer';
+    if (schema.type === (ANY_JSON as unknown)) delete schema.type;
     if (key !== null && /_at$/.test(key) && schema.type === 'string' && schema.format === undefined) schema.format = 'date-time';
   });
   return doc;
 }
 
-/** Builds the OpenAPI document and serves it (`/docs-json`) with Swagger UI (`/docs`). */
-export function setupOpenApi(app: INestApplication): OpenAPIObject {
+/**
+ * Builds the OpenAPI document and serves it (`/docs-json`) with Swagger UI (`/docs`); `schemas`
+ * are the hand-written component schemas the modules contribute (see `finalizeOpenApiDocument`).
+ */
+export function setupOpenApi(app: INestApplication, schemas: Record<string, SchemaObject>): OpenAPIObject {
   const builder = new DocumentBuilder()
     .setTitle('Agent API')
     .setDescription(API_DESCRIPTION)
@@ -136,6 +150,7 @@ export function setupOpenApi(app: INestApplication): OpenAPIObject {
     .build();
   const document = finalizeOpenApiDocument(
     SwaggerModule.createDocument(app, builder, { operationIdFactory: (controller, method) => `${controller.replace(/Controller$/, '')}_${method}` }),
+    schemas,
   );
   SwaggerModule.setup('docs', app, document, {
     jsonDocumentUrl: 'docs-json',

@@ -4,12 +4,19 @@ import { malformedPathId } from './path-ids';
 const ULID = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
 
 describe('malformedPathId: one rule for ids in a path', () => {
+  it.each(['crm_token', '1TOKEN', 'HAS-DASH', `A${'B'.repeat(64)}`, 'A\u0000'])('a secret name the client chose, %j, is 400 naming the field (not a 404)', (name) => {
+    const err = malformedPathId('/v1/secrets/:name', { name });
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ code: 'invalid_request', details: { errors: [{ field: 'name', message: expect.stringContaining('[A-Z][A-Z0-9_]{0,63}') }] } });
+  });
+
   it.each([
     ['/v1/sessions/:id', { id: `sess_${ULID}` }],
     ['/v1/sessions/:id/messages/:message_id', { id: `sess_${ULID}`, message_id: `msg_${ULID}` }],
     ['/v1/runs/:id/approvals/:approval_id', { id: `run_${ULID}`, approval_id: `apr_${ULID}` }],
     ['/v1/attachments/:id/content', { id: 'att_0190a5e8-4f2b-7c3d-8e4f-a1b2c3d4e5f6' }],
     ['/v1/agents/:id', { id: 'support_agent' }],
+    ['/v1/secrets/:name', { name: 'CRM_API_TOKEN' }],
   ])('%s with well-formed ids passes', (route, params) => {
     expect(malformedPathId(route, params)).toBeNull();
   });

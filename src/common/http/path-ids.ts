@@ -19,6 +19,11 @@ interface PathIdRule {
   code: ErrorCode;
   message: (id: string) => string;
   detail: string;
+  /**
+   * The parameter is a name the client chooses (a secret's), not an opaque id: a malformed one is
+   * 400 `invalid_request` naming this field, as the same name in a body would be, not a 404.
+   */
+  clientChosen?: { field: string; rule: string };
 }
 
 const ULID_OR_UUID7 = '(?:[0-9A-HJKMNP-TV-Z]{26}|[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12})';
@@ -31,8 +36,17 @@ const RULES: Record<string, PathIdRule> = {
   messages: { valid: prefixed('msg'), code: 'message_not_found', message: () => 'message not found', detail: 'message_id' },
   attachments: { valid: prefixed('att'), code: 'attachment_not_found', message: () => 'attachment not found', detail: 'attachment_id' },
   approvals: { valid: prefixed('apr'), code: 'approval_not_found', message: () => 'approval not found', detail: 'approval_id' },
+  inputs: { valid: prefixed('inp'), code: 'not_found', message: () => 'input not found', detail: 'input_id' },
   webhooks: { valid: prefixed('wh'), code: 'not_found', message: () => 'webhook not found', detail: 'webhook_id' },
   agents: { valid: /^[a-z0-9_-]{1,64}$/, code: 'agent_not_found', message: (id) => `agent "${id}" is not configured`, detail: 'agent_id' },
+  secrets: {
+    // SECRET_NAME_RE of the secrets module (common code imports no module).
+    valid: /^[A-Z][A-Z0-9_]{0,63}$/,
+    code: 'secret_not_found',
+    message: () => 'secret not found',
+    detail: 'name',
+    clientChosen: { field: 'name', rule: 'must match [A-Z][A-Z0-9_]{0,63} (an upper-case letter, then up to 63 upper-case letters, digits or _)' },
+  },
 };
 /** A parameter after a collection without a rule of its own: still never anything a query could choke on. */
 const FALLBACK: PathIdRule = { valid: /^[A-Za-z0-9_.~-]{1,128}$/, code: 'not_found', message: () => 'no such route', detail: 'id' };
@@ -54,11 +68,15 @@ export function pathIdRules(route: string): Array<{ param: string; rule: PathIdR
   return rules;
 }
 
-/** The 404 for the first malformed id among a request's path params, or null when all are well-formed. */
+/** The 404 (a client-chosen name: the 400) for the first malformed id among a request's path params, or null when all are well-formed. */
 export function malformedPathId(route: string, params: Record<string, string | undefined>): DomainError | null {
   for (const { param, rule } of pathIdRules(route)) {
     const id = params[param];
     if (id === undefined || rule.valid.test(id)) continue;
+    if (rule.clientChosen) {
+      const { field, rule: what } = rule.clientChosen;
+      return new DomainError('invalid_request', `${field} ${what}`, { errors: [{ field, message: `${field} ${what}` }] });
+    }
     return rule === FALLBACK ? new DomainError('not_found', rule.message(id)) : new DomainError(rule.code, rule.message(id), { [rule.detail]: id });
   }
   return null;

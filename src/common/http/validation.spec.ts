@@ -3,6 +3,7 @@ import { DomainError } from '../errors/domain-error';
 import { CreateSessionRequestDto } from '../../modules/sessions/api/dto/create-session.request.dto';
 import { CreateRunRequestDto } from '../../modules/runs/api/dto/create-run.request.dto';
 import { SubmitToolOutputsRequestDto } from '../../modules/runs/api/dto/tool-outputs.request.dto';
+import { UpdateSessionRequestDto } from '../../modules/sessions/api/dto/update-session.request.dto';
 import { ListQueryDto } from './pagination';
 import { ContractValidationPipe } from './validation';
 
@@ -40,6 +41,18 @@ describe('ContractValidationPipe: one message per field, the most relevant rule 
     const { message, errors } = await rejection(body, CreateSessionRequestDto);
     expect(errors).toEqual(expected);
     expect(message).toBe(expected.map((e) => e.message).join('; '));
+  });
+
+  it('null is not leaving a field out: 400 naming the field, except where the field takes null (nullable in Swagger)', async () => {
+    const input = { role: 'user', content: [{ type: 'text', text: 'hi' }] };
+    expect((await rejection({ default_concurrency: null }, UpdateSessionRequestDto)).errors).toEqual([
+      { field: 'default_concurrency', message: expect.stringMatching(/^default_concurrency must be one of/) },
+    ]);
+    expect((await rejection({ metadata: null, agent: null, expected_revision: null }, UpdateSessionRequestDto)).errors.map((e) => e.field)).toEqual(['metadata', 'agent', 'expected_revision']);
+    expect((await rejection({ input, limits: { max_steps: null } }, CreateRunRequestDto)).errors).toEqual([{ field: 'limits.max_steps', message: 'limits.max_steps must be an integer number' }]);
+    expect((await rejection({ input: { role: 'user', content: [{ type: 'text', text: 'hi', attachment_id: true }] } }, CreateRunRequestDto)).errors.map((e) => e.field)).toEqual(['input.content[0].attachment_id']);
+    await expect(pipe.transform({ title: null }, { type: 'body', metatype: UpdateSessionRequestDto })).resolves.toMatchObject({ title: null });
+    await expect(pipe.transform({ input, limits: { max_total_tokens: null } }, { type: 'body', metatype: CreateRunRequestDto })).resolves.toMatchObject({ limits: { max_total_tokens: null } });
   });
 
   it('query parameters: limit=abc is "must be an integer", not three range messages', async () => {

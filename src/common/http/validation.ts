@@ -1,4 +1,5 @@
 import { ArgumentMetadata, Injectable, PipeTransform, ValidationError, ValidationPipe } from '@nestjs/common';
+import { ValidateIf } from 'class-validator';
 import { DomainError, FieldError } from '../errors/domain-error';
 import { findUnsafeText } from '../text/unsafe-text';
 
@@ -38,6 +39,17 @@ const DEFAULT_RANK = 4;
 
 /** The largest `integer` column value (revisions are int4): integer fields compared with one are bounded by it. */
 export const INT32_MAX = 2_147_483_647;
+
+/**
+ * The body field may be left out, and `null` is not leaving it out: class-validator's
+ * `@IsOptional()` skips null too, so `{"default_concurrency": null}` passed validation and met a
+ * NOT NULL column (a 500), and `{"metadata": null}` was quietly ignored. Here a null is checked like
+ * any other value and fails the field's type rule (400 naming the field). A field that takes null
+ * says so with `nullable: true` in its Swagger property and keeps `@IsOptional()`.
+ */
+export function MayOmit(): PropertyDecorator {
+  return ValidateIf((_object: object, value: unknown) => value !== undefined);
+}
 
 /** `input.content[0].text`: array items by index (as the U+0000 check names them), properties by dot. */
 function childPath(parent: string, property: string): string {

@@ -2,7 +2,7 @@ import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
 /** Resource id prefixes of the public contract. */
-export type IdPrefix = 'sess' | 'run' | 'msg' | 'att' | 'apr' | 'call' | 'evt' | 'req' | 'aud' | 'key' | 'idem' | 'wh';
+export type IdPrefix = 'sess' | 'run' | 'msg' | 'att' | 'apr' | 'call' | 'evt' | 'req' | 'aud' | 'key' | 'idem' | 'wh' | 'auto' | 'ainv' | 'inp';
 
 /**
  * ulid's own PRNG makes one `getRandomValues` call per character (16 per id in a new

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger as Pino } from 'pino';
 import { routeOf } from '../http/route-path';
-import { errorCodeOf } from '../http/response-error-code';
+import { errorCodeOf } from '../errors/response-error-code';
 import { withLogContext } from './log-context';
 
 const RUN_IN_PATH = /\/runs\/(run_[A-Za-z0-9]+)/;

@@ -43,9 +43,12 @@ export class Metrics {
   private readonly rateLimited: Counter<'route'>;
   private readonly idempotencyReplays: Counter<'route'>;
   private readonly deadlockRetries: Counter;
+  private readonly notifierConnected: Gauge<'kind'>;
+  private readonly notifierDegradedPolls: Counter;
   private readonly webhookAttempts: Counter<'outcome'>;
   private readonly webhookFailures: Counter;
   private readonly webhookLatency: Histogram<'outcome'>;
+  private readonly auditCheckpoints: Counter<'outcome'>;
   private readonly outboxes = new Map<OutboxName, { source: ScrapeSource<OutboxBacklog>; at: number; last: OutboxBacklog | null; read: Promise<OutboxBacklog | null> }>();
   private openStreams: ScrapeSource<number> = () => 0;
   private runsByStatus: ScrapeSource<Record<string, number>> = () => null;
@@ -69,6 +72,12 @@ export class Metrics {
     this.webhookFailures = new Counter({
       name: 'agent_api_webhook_deliveries_failed_total',
       help: 'Webhook deliveries this node gave up on (status failed: retries exhausted or not deliverable)',
+      registers: [this.registry],
+    });
+    this.auditCheckpoints = new Counter({
+      name: 'agent_api_audit_checkpoints_total',
+      help: 'Audit checkpoints of this node, by outcome (signed; refused: a record since the last checkpoint failed its mac or hash, nothing was signed)',
+      labelNames: ['outcome'],
       registers: [this.registry],
     });
     this.webhookLatency = new Histogram({
@@ -156,6 +165,17 @@ export class Metrics {
     this.deadlockRetries = new Counter({
       name: 'agent_api_db_deadlock_retries_total',
       help: 'Transactions or statements that PostgreSQL aborted as a deadlock victim (40P01) and that ran again; writers keep one lock order, so anything but 0 is a bug',
+      registers: [this.registry],
+    });
+    this.notifierConnected = new Gauge({
+      name: 'agent_api_notifier_connected',
+      help: 'The cross-node event notifier is connected (1) or not (0), by kind (nats); while 0 streams are served by reading PostgreSQL on a timer',
+      labelNames: ['kind'],
+      registers: [this.registry],
+    });
+    this.notifierDegradedPolls = new Counter({
+      name: 'agent_api_notifier_degraded_polls_total',
+      help: 'Rounds of reading PostgreSQL for every followed stream because the notifier (NATS) was unreachable',
       registers: [this.registry],
     });
     const self = this;
@@ -250,6 +270,14 @@ export class Metrics {
     this.idempotencyReplays.inc({ route });
   }
 
+  setNotifierConnected(kind: string, connected: boolean): void {
+    this.notifierConnected.set({ kind }, connected ? 1 : 0);
+  }
+
+  recordNotifierDegradedPoll(): void {
+    this.notifierDegradedPolls.inc();
+  }
+
   recordDeadlockRetry(): void {
     this.deadlockRetries.inc();
   }
@@ -271,6 +299,10 @@ export class Metrics {
   recordWebhookAttempt(outcome: string, seconds: number): void {
     this.webhookAttempts.inc({ outcome });
     this.webhookLatency.observe({ outcome }, seconds);
+  }
+
+  recordAuditCheckpoint(outcome: 'signed' | 'refused'): void {
+    this.auditCheckpoints.inc({ outcome });
   }
 
   recordWebhookFailed(): void {

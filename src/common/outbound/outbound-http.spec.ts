@@ -3,7 +3,7 @@ import { AddressInfo } from 'node:net';
 import { OutboundError, OutboundHttpClient, OutboundUrlPolicy } from './outbound-http';
 
 describe('OutboundUrlPolicy', () => {
-  const policy = new OutboundUrlPolicy(['http://127.0.0.1', 'http://localhost:8080', 'https://api.example.com/tools']);
+  const policy = new OutboundUrlPolicy(['http://127.0.0.1:*', 'http://localhost:8080', 'https://api.example.com/tools', 'http://10.0.0.5', 'https://hooks.example.com:443/in']);
 
   it.each([
     ['http://127.0.0.1:4567/x', true],
@@ -11,6 +11,15 @@ describe('OutboundUrlPolicy', () => {
     ['http://localhost:8080/a/b', true],
     ['https://api.example.com/tools', true],
     ['https://api.example.com/tools/lookup?q=1', true],
+    ['https://api.example.com:443/tools/x', true],
+    // An entry without a port: the scheme's default port only.
+    ['https://api.example.com:8443/tools/x', false],
+    ['http://10.0.0.5/x', true],
+    ['http://10.0.0.5:80/x', true],
+    ['http://10.0.0.5:8080/x', false],
+    // An explicit default port is that port, not "any".
+    ['https://hooks.example.com/in/x', true],
+    ['https://hooks.example.com:444/in/x', false],
     ['http://localhost:8081/', false],
     ['http://localhost/', false],
     ['https://127.0.0.1/', false],
@@ -19,17 +28,40 @@ describe('OutboundUrlPolicy', () => {
     ['http://user:pw@127.0.0.1/', false],
     ['https://api.example.com/toolsmith', false],
     ['https://api.example.com/', false],
+    // Encoded separators escape the prefix on proxies that decode before resolving.
+    ['https://api.example.com/tools/..%2fadmin', false],
+    ['https://api.example.com/tools/..%2Fadmin', false],
+    ['https://api.example.com/tools/..%5cadmin', false],
+    ['https://api.example.com/tools/..%5Cadmin', false],
+    ['https://api.example.com/tools/a%20b', true],
     ['ftp://127.0.0.1/', false],
     ['not a url', false],
   ])('%s -> %s', (url, allowed) => {
     expect(policy.allows(url)).toBe(allowed);
   });
 
+  it('an explicit port entry allows that port only', () => {
+    const p = new OutboundUrlPolicy(['http://127.0.0.1:80/ok']);
+    expect(p.allows('http://127.0.0.1/ok/x')).toBe(true);
+    expect(p.allows('http://127.0.0.1:80/ok/x')).toBe(true);
+    expect(p.allows('http://127.0.0.1:8080/ok/x')).toBe(false);
+  });
+
+  it('an empty list allows nothing', () => {
+    const p = new OutboundUrlPolicy([]);
+    expect(p.closed).toBe(true);
+    expect(p.allows('http://127.0.0.1:3000/')).toBe(false);
+  });
+
   it('names problems with allow-list entries', () => {
     expect(OutboundUrlPolicy.entryProblem('http://127.0.0.1')).toBeNull();
+    expect(OutboundUrlPolicy.entryProblem('http://127.0.0.1:*')).toBeNull();
+    expect(OutboundUrlPolicy.entryProblem('https://[::1]:*/x')).toBeNull();
     expect(OutboundUrlPolicy.entryProblem('nope')).toMatch(/not a URL/);
+    expect(OutboundUrlPolicy.entryProblem('http://h:*x')).toMatch(/not a URL/);
     expect(OutboundUrlPolicy.entryProblem('file:///etc')).toMatch(/not an http/);
     expect(OutboundUrlPolicy.entryProblem('http://a:b@x.example')).toMatch(/credentials/);
+    expect(OutboundUrlPolicy.entryProblem('http://x.example/a%2Fb')).toMatch(/encoded/);
   });
 });
 
@@ -75,7 +107,7 @@ describe('OutboundHttpClient against a real loopback server', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const client = new OutboundHttpClient(new OutboundUrlPolicy(['http://127.0.0.1']));
+  const client = new OutboundHttpClient(new OutboundUrlPolicy(['http://127.0.0.1:*']));
 
   it('posts and returns status, headers and body', async () => {
     const res = await client.request({

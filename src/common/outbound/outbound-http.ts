@@ -26,27 +26,46 @@ export class OutboundError extends Error {
 interface AllowEntry {
   protocol: string;
   hostname: string;
-  /** '' = any port. */
-  port: string;
+  /** null = any port (`host:*`); else the port, the scheme's default when the entry names none. */
+  port: number | null;
   /** Path prefix ending in '/'. */
   path: string;
 }
 
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+/** `scheme://host:*` with an optional path: `new URL` cannot parse the `*`. */
+const ANY_PORT_RE = /^(https?:\/\/(?:\[[^\]]*\]|[^/?#@:]+)):\*(?=$|[/?#])/i;
+/** An encoded `/` or `\` in a path: a proxy that decodes before resolving would let `/ok/..%2fadmin` escape the prefix. */
+const ENCODED_SEPARATOR_RE = /%(2f|5c)/i;
+
+/** The port a parsed URL reaches: its own, else the scheme's default (URL parsing drops a default port). */
+function portOf(u: URL): number {
+  return u.port === '' ? DEFAULT_PORTS[u.protocol] : Number(u.port);
+}
+
+/** An allow-list entry as text to parts; throws on what `entryProblem` reports. */
+function parseEntry(raw: string): { url: URL; anyPort: boolean } {
+  const m = ANY_PORT_RE.exec(raw.trim());
+  const url = new URL(m ? raw.trim().replace(ANY_PORT_RE, '$1') : raw.trim());
+  return { url, anyPort: m !== null };
+}
+
 /**
- * The allow-list: each entry is a URL prefix (`http://127.0.0.1`, `https://api.example.com/tools/`).
+ * The allow-list: each entry is a URL prefix (`https://api.example.com/tools/`, `http://127.0.0.1:*`).
  * Matching is by parsed parts, not by text: scheme and host must be equal (so
- * `http://127.0.0.1.evil.example` and `http://127.0.0.1@evil.example` do not match `http://127.0.0.1`),
- * the port must be equal when the entry names one, and the path must start with the entry's path
- * at a segment boundary.
+ * `http://127.0.0.1.evil.example` and `http://127.0.0.1@evil.example` do not match `http://127.0.0.1`);
+ * the port must be the entry's, which is the scheme's default (80/443) when it names none, or any
+ * port for `host:*`; and the path must start with the entry's path at a segment boundary. A URL
+ * whose path holds an encoded `/` or `\` (`%2f`, `%5c`) never matches.
  */
 export class OutboundUrlPolicy {
   private readonly entries: AllowEntry[];
 
   constructor(readonly allowlist: readonly string[]) {
     this.entries = allowlist.map((raw) => {
-      const u = new URL(raw);
+      const { url: u, anyPort } = parseEntry(raw);
       const path = u.pathname.endsWith('/') ? u.pathname : `${u.pathname}/`;
-      return { protocol: u.protocol, hostname: u.hostname.toLowerCase(), port: u.port, path };
+      return { protocol: u.protocol, hostname: u.hostname.toLowerCase(), port: anyPort ? null : portOf(u), path };
     });
   }
 
@@ -54,14 +73,20 @@ export class OutboundUrlPolicy {
   static entryProblem(raw: string): string | null {
     let u: URL;
     try {
-      u = new URL(raw);
+      u = parseEntry(raw).url;
     } catch {
       return `"${raw}" is not a URL`;
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return `"${raw}" is not an http(s) URL`;
     if (u.username || u.password) return `"${raw}" must not contain credentials`;
     if (u.search || u.hash) return `"${raw}" must not contain a query or fragment`;
+    if (ENCODED_SEPARATOR_RE.test(u.pathname)) return `"${raw}" must not contain an encoded / or \\ (%2f, %5c)`;
     return null;
+  }
+
+  /** Whether nothing may be called (an empty list). */
+  get closed(): boolean {
+    return this.entries.length === 0;
   }
 
   /** Whether `url` may be called. */
@@ -74,10 +99,12 @@ export class OutboundUrlPolicy {
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') return false;
     if (u.username || u.password) return false;
+    if (ENCODED_SEPARATOR_RE.test(u.pathname)) return false;
     const host = u.hostname.toLowerCase();
+    const port = portOf(u);
     const path = u.pathname.endsWith('/') ? u.pathname : `${u.pathname}/`;
     return this.entries.some(
-      (e) => e.protocol === u.protocol && e.hostname === host && (e.port === '' || e.port === u.port) && path.startsWith(e.path),
+      (e) => e.protocol === u.protocol && e.hostname === host && (e.port === null || e.port === port) && path.startsWith(e.path),
     );
   }
 
@@ -141,15 +168,70 @@ export class OutboundHttpClient {
 
   /**
    * A `fetch` for libraries that make their own requests (the MCP client's transport): the same
-   * allow-list and no redirects; deadlines and body handling stay with the library's caller.
+   * allow-list and no redirects, and every answer capped as `request`'s are: a JSON (or any
+   * non-SSE) body at `maxMessageBytes` in all, an SSE stream at `maxMessageBytes` per event. The
+   * body is passed through as it streams (memory stays bounded); past the cap it errors with
+   * `too_large` and `onTooLarge` is told (a library may only log stream errors, so the caller
+   * can end what waits on it). Deadlines stay with the library's caller.
    */
-  fetch(): typeof fetch {
+  fetch(opts: { maxMessageBytes?: number; onTooLarge?: (err: OutboundError) => void } = {}): typeof fetch {
+    const max = opts.maxMessageBytes ?? DEFAULT_MAX_BODY_BYTES;
     return (async (input: string | URL | Request, init?: RequestInit) => {
       const url = typeof input === 'string' || input instanceof URL ? input.toString() : input.url;
       this.policy.assertAllowed(url);
-      return fetch(input, { ...init, redirect: 'manual' });
+      const res = await fetch(input, { ...init, redirect: 'manual' });
+      if (!res.body || NULL_BODY_STATUSES.has(res.status)) return res;
+      const sse = (res.headers.get('content-type') ?? '').split(';')[0].trim().toLowerCase() === 'text/event-stream';
+      const declared = Number(res.headers.get('content-length'));
+      if (!sse && Number.isFinite(declared) && declared > max) {
+        await res.body.cancel().catch(() => undefined);
+        const err = tooLarge(max);
+        opts.onTooLarge?.(err);
+        throw err;
+      }
+      const body = res.body.pipeThrough(cappedStream(max, sse, (err) => opts.onTooLarge?.(err)));
+      return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
     }) as typeof fetch;
   }
+}
+
+/** Statuses whose Response may not carry a body. */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+const tooLarge = (max: number) => new OutboundError('too_large', `the answer is larger than ${max} bytes`);
+
+/**
+ * Passes bytes through, erroring past `max`: counted over the whole body, or for an SSE stream
+ * per event (the bytes since the last blank line; CRs are ignored, so CRLF framing counts too).
+ */
+function cappedStream(max: number, sse: boolean, onTooLarge: (err: OutboundError) => void): TransformStream<Uint8Array, Uint8Array> {
+  let size = 0;
+  let lastWasLf = false;
+  const fail = (ctl: TransformStreamDefaultController<Uint8Array>) => {
+    const err = tooLarge(max);
+    onTooLarge(err);
+    ctl.error(err);
+  };
+  return new TransformStream<Uint8Array, Uint8Array>({
+    transform(chunk, ctl) {
+      if (!sse) {
+        size += chunk.byteLength;
+        if (size > max) return fail(ctl);
+        return ctl.enqueue(chunk);
+      }
+      for (let i = 0; i < chunk.byteLength; i++) {
+        const b = chunk[i];
+        if (b === 0x0a) {
+          if (lastWasLf) size = 0;
+          lastWasLf = true;
+        } else if (b !== 0x0d) {
+          lastWasLf = false;
+          if (++size > max) return fail(ctl);
+        }
+      }
+      ctl.enqueue(chunk);
+    },
+  });
 }
 
 function deadlineSignal(timeoutMs: number, outer?: AbortSignal): { signal: AbortSignal; timedOut: () => boolean; dispose: () => void } {

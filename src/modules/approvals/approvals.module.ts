@@ -1,5 +1,6 @@
-import { Global, Module } from '@nestjs/common';
-import { RunsModule } from '../runs/runs.module';
+import { Module } from '@nestjs/common';
+import { EventsModule } from '../events/events.module';
+import { ToolArgumentsRedactor } from '../runs/application/tool-arguments-redactor';
 import { ApprovalGate } from '../runs/domain/approval-gate';
 import { ApprovalsController } from './api/approvals.controller';
 import { ApprovalExpirySweeper } from './application/approval-expiry.sweeper';
@@ -10,12 +11,11 @@ import { ApprovalRepository } from './domain/approval.repository';
 import { ApprovalTypeormRepository } from './infrastructure/approval.typeorm-repository';
 
 /**
- * Approvals of risky tool calls. Global so the runs module's loop gets the ApprovalGate it
- * declares (a port) without importing this module back.
+ * Approvals of risky tool calls. Implements the runs module's ApprovalGate port (runs finds it in
+ * the application: ApprovalsPort) and talks to runs only through its commands and queries.
  */
-@Global()
 @Module({
-  imports: [RunsModule],
+  imports: [EventsModule],
   controllers: [ApprovalsController],
   providers: [
     { provide: ApprovalRepository, useClass: ApprovalTypeormRepository },
@@ -24,7 +24,8 @@ import { ApprovalTypeormRepository } from './infrastructure/approval.typeorm-rep
     DecideApprovalHandler,
     ListApprovalsHandler,
     ApprovalExpirySweeper,
+    // The member view of tool arguments, as run resources show them (a stateless rule of runs).
+    ToolArgumentsRedactor,
   ],
-  exports: [ApprovalGate],
 })
 export class ApprovalsModule {}

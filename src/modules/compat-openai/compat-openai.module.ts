@@ -3,6 +3,7 @@ import { AgentsModule } from '../agents/agents.module';
 import { CompatSharedModule } from '../compat-shared/compat-shared.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OpenAiAgentsController } from './api/openai-agents.controller';
+import { OpenAiAutomationsController } from './api/openai-automations.controller';
 
 /**
  * The OpenAI Agents API (beta) surface under `/openai/v1` (CONTRACT section 15): controllers,
@@ -10,6 +11,6 @@ import { OpenAiAgentsController } from './api/openai-agents.controller';
  */
 @Module({
   imports: [AgentsModule, CompatSharedModule, IdempotencyModule],
-  controllers: [OpenAiAgentsController],
+  controllers: [OpenAiAutomationsController, OpenAiAgentsController],
 })
 export class CompatOpenAiModule {}

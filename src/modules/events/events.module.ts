@@ -1,5 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { AppConfig } from '../../common/config/app-config';
+import { ReadinessReports } from '../../common/health/readiness-reports';
+import { Metrics } from '../../common/metrics/metrics';
 import { DATABASE_TARGET, DatabaseTarget } from '../../common/database/database.module';
 import { UnitOfWork } from '../../common/database/unit-of-work';
 import { AgentsModule } from '../agents/agents.module';
@@ -14,12 +16,13 @@ import { Notifier } from './domain/notifier';
 import { EventStore } from './domain/run-event';
 import { EventAppendParts } from './infrastructure/event-append-parts';
 import { InProcessNotifier } from './infrastructure/in-process-notifier';
+import { NatsNotifier } from './infrastructure/nats-notifier';
 import { PgNotifier } from './infrastructure/pg-notifier';
 import { TypeormEventStore } from './infrastructure/typeorm-event-store';
 
 /**
- * Events: the event store (append inside the writer's transaction), the notifier (in-process for
- * the embedded database, LISTEN/NOTIFY for PostgreSQL), one stream hub per node, the projector,
+ * Events: the event store (append inside the writer's transaction), the notifier (NATS with
+ * NATS_URL, else in-process for the embedded database, LISTEN/NOTIFY for PostgreSQL), one stream hub per node, the projector,
  * and the JSON + SSE endpoints. Exports `EventStore` (writers), `EventAppendParts` (a run save's statement), `Notifier`, `StreamHub` and `SseStreamsService` (SSE responses of the compatibility surfaces).
  */
 @Module({
@@ -28,9 +31,17 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
   providers: [
     {
       provide: Notifier,
-      inject: [UnitOfWork, DATABASE_TARGET, AppConfig],
-      useFactory: (uow: UnitOfWork, target: DatabaseTarget) =>
-        target.kind === 'postgres' ? new PgNotifier(uow, target.url) : new InProcessNotifier(uow),
+      inject: [UnitOfWork, DATABASE_TARGET, AppConfig, Metrics],
+      useFactory: (uow: UnitOfWork, target: DatabaseTarget, config: AppConfig, metrics: Metrics) =>
+        config.natsUrl
+          ? new NatsNotifier(
+              uow,
+              { url: config.natsUrl, subject: config.natsSubject, degradedPollMs: config.natsDegradedPollMs, safetyPollMs: config.natsSafetyPollMs, nodeId: config.nodeId },
+              metrics,
+            )
+          : target.kind === 'postgres'
+            ? new PgNotifier(uow, target.url)
+            : new InProcessNotifier(uow),
     },
     TypeormEventStore,
     { provide: EventStore, useExisting: TypeormEventStore },
@@ -44,4 +55,14 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
   ],
   exports: [EventStore, EventAppendParts, EventStreams, Notifier, StreamHub, ToolVisibilityResolver, SseStreamsService],
 })
-export class EventsModule {}
+export class EventsModule implements OnModuleInit {
+  constructor(
+    private readonly notifier: Notifier,
+    private readonly readiness: ReadinessReports,
+  ) {}
+
+  onModuleInit(): void {
+    // A notifier that is down never makes the node unready: streams then read PostgreSQL.
+    this.readiness.register('notifier', () => ({ ready: true, ...this.notifier.state() }));
+  }
+}

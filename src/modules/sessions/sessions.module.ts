@@ -12,7 +12,9 @@ import { CreateSessionHandler } from './application/commands/create-session/crea
 import { DeleteSessionHandler } from './application/commands/delete-session/delete-session.handler';
 import { UpdateSessionHandler } from './application/commands/update-session/update-session.handler';
 import { GetSessionHandler } from './application/queries/get-session/get-session.handler';
+import { GetSessionOwnerHandler } from './application/queries/get-session-owner/get-session-owner.handler';
 import { ListSessionsHandler } from './application/queries/list-sessions/list-sessions.handler';
+import { SessionWorkStatusHandler } from './application/queries/session-work-status/session-work-status.handler';
 import { MessageRepository } from './domain/message.repository';
 import { MessageStatementParts } from './infrastructure/message-statement-parts';
 import { SessionRepository } from './domain/session.repository';
@@ -20,6 +22,7 @@ import { MessageTypeormRepository } from './infrastructure/message.typeorm-repos
 import { SessionOrmEntity } from './infrastructure/session.orm-entity';
 import { SessionTypeormRepository } from './infrastructure/session.typeorm-repository';
 import { KnownSessions } from './application/known-sessions';
+import { SessionTtlSweeper } from './application/ttl/session-ttl.sweeper';
 
 @Module({
   imports: [TypeOrmModule.forFeature([SessionOrmEntity]), AgentsModule, EventsModule],
@@ -34,11 +37,14 @@ import { KnownSessions } from './application/known-sessions';
     ArchiveSessionHandler,
     DeleteSessionHandler,
     GetSessionHandler,
+    GetSessionOwnerHandler,
     ListSessionsHandler,
+    SessionWorkStatusHandler,
     ListMessagesHandler,
     GetMessageHandler,
     ExistingSessionsHandler,
     KnownSessions,
+    SessionTtlSweeper,
   ],
   exports: [SessionRepository, MessageRepository, MessageStatementParts, KnownSessions],
 })

@@ -8,6 +8,7 @@ import { CreateWebhookHandler } from './application/commands/create-webhook/crea
 import { DeleteWebhookHandler } from './application/commands/delete-webhook/delete-webhook.handler';
 import { RotateWebhookSecretHandler } from './application/commands/rotate-webhook-secret/rotate-webhook-secret.handler';
 import { UpdateWebhookHandler } from './application/commands/update-webhook/update-webhook.handler';
+import { HasWebhookSubscribersHandler } from './application/queries/has-webhook-subscribers/has-webhook-subscribers.handler';
 import { GetWebhookHandler } from './application/queries/get-webhook/get-webhook.handler';
 import { GetWebhookSecretHandler } from './application/queries/get-webhook-secret/get-webhook-secret.handler';
 import { ListWebhookDeliveriesHandler } from './application/queries/list-webhook-deliveries/list-webhook-deliveries.handler';
@@ -34,6 +35,7 @@ import { WebhookTypeormRepository } from './infrastructure/webhook.typeorm-repos
     { provide: WebhookEndpointRepository, useExisting: WebhookTypeormRepository },
     { provide: WebhookDeliveryQueue, useExisting: WebhookTypeormRepository },
     CreateWebhookHandler,
+    HasWebhookSubscribersHandler,
     UpdateWebhookHandler,
     DeleteWebhookHandler,
     RotateWebhookSecretHandler,

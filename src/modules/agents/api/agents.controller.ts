@@ -14,6 +14,7 @@ import { GetAgentQuery, ListAgentsQuery, ListAgentVersionsQuery, PrepareAgentVer
 import { AgentVersionInput } from '../domain/agent-definition';
 import { AgentListResponseDto, AgentResponseDto, AgentVersionListResponseDto, toAgentResponse } from './dto/agent.response.dto';
 import { AgentVersionBodyDto, CreateAgentRequestDto, CreateAgentVersionRequestDto } from './dto/create-agent.request.dto';
+import { AgentVersionsQueryDto } from './dto/list-agent-versions.request.dto';
 
 const EXAMPLE_BODY = {
   id: 'crm_agent',
@@ -83,13 +84,16 @@ export class AgentsController {
   }
 
   @Get(':id/versions')
-  @ApiOperation({ summary: 'List the versions of an agent', description: 'Every version, oldest first.' })
+  @ApiOperation({
+    summary: 'List the versions of an agent',
+    description: 'A page of its versions, oldest first by default (`order=desc`: newest first). The next page: `after` = the `version` of the last item.',
+  })
   @ApiParam({ name: 'id', example: 'support_agent' })
   @ApiOkResponse({ type: AgentVersionListResponseDto })
-  @ApiErrors('agent_not_found')
-  async versions(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<AgentVersionListResponseDto> {
-    const list = await this.queries.execute(new ListAgentVersionsQuery(principal, id));
-    return { object: 'list', data: list.map(toAgentResponse), has_more: false };
+  @ApiErrors('agent_not_found', 'invalid_request', 'invalid_cursor')
+  async versions(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: AgentVersionsQueryDto): Promise<AgentVersionListResponseDto> {
+    const { items, hasMore } = await this.queries.execute(new ListAgentVersionsQuery(principal, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
+    return { object: 'list', data: items.map(toAgentResponse), has_more: hasMore };
   }
 
   @Post(':id/versions')

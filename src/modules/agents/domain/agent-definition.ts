@@ -1,4 +1,7 @@
-import { ToolDefinition, ToolRisk, ToolVisibility } from './tool';
+import { AgentTool, ToolRisk, ToolVisibility } from './tool';
+
+// Defined with the tool port (which runs them); named here too, where agent versions are described.
+export type { AgentTool, ToolBinding } from './tool';
 
 /** A tool entry of an agent definition (CONTRACT section 13). */
 export type ToolEntry = string | HttpToolEntry | McpToolEntry | FunctionToolEntry;
@@ -18,6 +21,8 @@ export interface HttpToolEntry extends ToolPolicy {
   /** Values may name a secret as `${env:NAME}`: kept as written, resolved at call time only. */
   headers?: Record<string, string>;
   timeout_ms?: number;
+  /** How long a call answered `202 {"callback": true}` waits for its callback (default 1 h; CONTRACT 17). */
+  callback_timeout_ms?: number;
 }
 
 export interface McpToolEntry extends ToolPolicy {
@@ -36,18 +41,6 @@ export interface FunctionToolEntry {
   parameters: Record<string, unknown>;
   risk?: ToolRisk;
   visibility?: ToolVisibility;
-}
-
-/** How a resolved tool is executed. Header values are templates (`${env:NAME}`), never secrets. */
-export type ToolBinding =
-  | { kind: 'builtin' }
-  | { kind: 'http'; url: string; headers: Record<string, string> }
-  | { kind: 'mcp'; server: string; url: string; headers: Record<string, string>; tool: string }
-  | { kind: 'function' };
-
-/** A tool of one agent version, resolved (MCP tools listed) and pinned with the version. */
-export interface AgentTool extends ToolDefinition {
-  binding: ToolBinding;
 }
 
 /** An agent version: a versioned config file under `agents/` (`<id>.v<version>.json`) or one created by the API. */

@@ -47,9 +47,10 @@ export interface ModelRequest {
 export type ModelStreamEvent =
   | { type: 'text_delta'; text: string }
   | { type: 'tool_call'; id?: string; name: string; arguments: unknown }
-  | { type: 'usage'; input_tokens: number; output_tokens: number; cached_input_tokens?: number };
+  | { type: 'usage'; input_tokens: number; output_tokens: number; cached_input_tokens?: number; reasoning_tokens?: number };
 
-export type ModelErrorCode = 'model_error' | 'model_timeout' | 'model_refusal';
+/** Run-level codes a model call can fail with (CONTRACT sections 2 and 18). */
+export type ModelErrorCode = 'model_error' | 'model_timeout' | 'model_refusal' | 'model_rate_limited' | 'context_length_exceeded' | 'model_auth_failed';
 
 /** A failed model call; `code` is a run-level error code. */
 export class ModelError extends Error {
@@ -68,11 +69,26 @@ export abstract class ModelProvider {
   abstract stream(request: ModelRequest): AsyncIterable<ModelStreamEvent>;
 }
 
-/** Picks the provider for a model name (`scripted`, or the OpenAI-compatible model). */
+/** Picks the provider for a model id of the model registry (CONTRACT section 18). */
 export abstract class ModelRouter {
   abstract forModel(model: string): ModelProvider;
 }
 
 export function unknownModel(model: string): DomainError {
   return new DomainError('invalid_request', `unknown model "${model}"`, { errors: [{ field: 'model', message: 'unknown model' }] });
+}
+
+/**
+ * Token estimate when a provider reports none (the scripted model, a stream cut before its usage)
+ * and of a call not made yet (`limits.max_cost`): 1 token per 4 characters, rounded up.
+ */
+export function estimateTokens(chars: number): number {
+  return Math.ceil(chars / 4);
+}
+
+/** Characters the model "reads": every text part, and the JSON of every other part. */
+export function inputChars(messages: ModelMessage[]): number {
+  let n = 0;
+  for (const m of messages) for (const p of m.content) n += p.type === 'text' ? p.text.length : JSON.stringify(p).length;
+  return n;
 }

@@ -1,5 +1,4 @@
-import { envRefs, parseToolEntries } from './tool-entries';
-import { resolveHeaders } from '../infrastructure/tools/secret-headers';
+import { parseToolEntries, secretRefs } from './tool-entries';
 import { schemaProblem, validateArguments } from '../infrastructure/tools/ajv-validator';
 
 const checks = { urlAllowed: (u: string) => u.startsWith('http://127.0.0.1'), builtin: (n: string) => n === 'get_time', schemaProblem };
@@ -39,10 +38,19 @@ describe('tool entries of agent definitions (CONTRACT section 13)', () => {
     );
   });
 
-  it('resolves ${env:NAME} at call time only, and names a missing secret without a value', () => {
-    expect(envRefs('Bearer ${env:A} and ${env:B_2}')).toEqual(['A', 'B_2']);
-    expect(resolveHeaders({ Authorization: 'Bearer ${env:A}', 'X-Plain': 'v' }, { A: 's3cret' })).toEqual({ headers: { Authorization: 'Bearer s3cret', 'X-Plain': 'v' } });
-    expect(resolveHeaders({ Authorization: 'Bearer ${env:MISSING}' }, {})).toEqual({ missing: 'MISSING' });
+  it('reads ${secret:NAME} and ${env:NAME} references; any other ${...} in a header is a field error', () => {
+    expect(secretRefs('Bearer ${env:A} and ${secret:B_2}')).toEqual({
+      refs: [
+        { kind: 'env', name: 'A', token: '${env:A}' },
+        { kind: 'secret', name: 'B_2', token: '${secret:B_2}' },
+      ],
+    });
+    expect(secretRefs('plain')).toEqual({ refs: [] });
+    for (const bad of ['${vault:X}', '${secret:lower}', '${secret:X', '${env:1A}', '${}', '${secret:' + 'A'.repeat(65) + '}']) {
+      expect(secretRefs(bad)).toHaveProperty('problem');
+      const { errors } = parseToolEntries([{ type: 'http', name: 'q', parameters: { type: 'object' }, url: 'http://127.0.0.1:9/q', headers: { 'X-K': bad } }], checks);
+      expect(errors.map((e) => e.field)).toEqual(['tools[0].headers.X-K']);
+    }
   });
 
   it('validates arguments with ajv', () => {

@@ -3,7 +3,10 @@ import { FunctionToolEntry, HttpToolEntry, McpToolEntry, ToolEntry } from './age
 
 const NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const SERVER_RE = /^[A-Za-z0-9_-]{1,32}$/;
-const ENV_REF_RE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** Anything of the shape `${...}` in a header value: each must be a well-formed secret reference. */
+const REF_RE = /\$\{([^}]*)\}?/g;
+const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
+const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const RISKS = ['auto', 'suggest', 'approve'];
 const VISIBILITIES = ['public', 'private'];
 const MAX_TOOLS = 128;
@@ -19,9 +22,27 @@ export interface EntryChecks {
 
 const isObj = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
-/** The `${env:NAME}` names in a header value. */
-export function envRefs(value: string): string[] {
-  return [...value.matchAll(ENV_REF_RE)].map((m) => m[1]);
+/** A secret named by a header value: `${secret:NAME}` (the tenant's) or `${env:NAME}` (TOOL_ENV_SECRETS). */
+export interface SecretRef {
+  kind: 'secret' | 'env';
+  name: string;
+  /** The text to replace: `${kind:NAME}`. */
+  token: string;
+}
+
+/** The secret references of a header value, or the problem with one that is not well-formed. */
+export function secretRefs(value: string): { refs: SecretRef[] } | { problem: string } {
+  const refs: SecretRef[] = [];
+  for (const m of value.matchAll(REF_RE)) {
+    const ref = /^(secret|env):(.*)$/.exec(m[1]);
+    const closed = m[0].endsWith('}');
+    if (!closed || !ref) return { problem: 'a ${...} in a header value must be ${secret:NAME} or ${env:NAME}' };
+    const [, kind, name] = ref;
+    if (kind === 'secret' && !SECRET_NAME_RE.test(name)) return { problem: 'a ${secret:NAME} name must match [A-Z][A-Z0-9_]{0,63}' };
+    if (kind === 'env' && !ENV_NAME_RE.test(name)) return { problem: 'an ${env:NAME} name must match [A-Za-z_][A-Za-z0-9_]{0,127}' };
+    refs.push({ kind: kind as SecretRef['kind'], name, token: m[0] });
+  }
+  return { refs };
 }
 
 /** Parses and checks the `tools` of an agent definition; every problem is a field error. */
@@ -65,6 +86,10 @@ export function parseToolEntries(raw: unknown, checks: EntryChecks, field = 'too
       for (const [k, v] of Object.entries(t.headers)) {
         if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,128}$/.test(k)) err(`headers.${k}`, 'is not a valid header name');
         if (typeof v !== 'string' || v.length > 4096 || /[\r\n\0]/.test(v)) err(`headers.${k}`, 'must be a string without line breaks');
+        else {
+          const refs = secretRefs(v);
+          if ('problem' in refs) err(`headers.${k}`, refs.problem);
+        }
       }
     };
     const timeout = () => {
@@ -91,6 +116,10 @@ export function parseToolEntries(raw: unknown, checks: EntryChecks, field = 'too
         headers();
         timeout();
         policy();
+        known.add('callback_timeout_ms');
+        if (t.callback_timeout_ms !== undefined && (!Number.isInteger(t.callback_timeout_ms) || (t.callback_timeout_ms as number) < 1000 || (t.callback_timeout_ms as number) > 7 * 24 * 3_600_000)) {
+          err('callback_timeout_ms', 'must be an integer 1000..604800000');
+        }
         break;
       case 'mcp':
         known.add('server').add('tools');

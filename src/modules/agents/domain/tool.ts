@@ -13,6 +13,25 @@ export interface ToolDefinition {
   executor: ToolExecutor;
   /** Upper bound of one execution; the loop passes min(this, time left in the run). */
   timeoutMs: number;
+  /** A built-in that pauses the run instead of executing (CONTRACT 17): `ask_user` (input), `wait` / `wait_until` (timer). */
+  pause?: 'input' | 'timer';
+  /**
+   * The tool may answer `202 {"callback": true}` (http tools): its result then comes by
+   * `POST /v1/runs/{id}/callbacks/{tool_call_id}` within this (CONTRACT 17).
+   */
+  callbackTimeoutMs?: number;
+}
+
+/** How a resolved tool is executed. Header values are templates (`${env:NAME}`), never secrets. */
+export type ToolBinding =
+  | { kind: 'builtin' }
+  | { kind: 'http'; url: string; headers: Record<string, string> }
+  | { kind: 'mcp'; server: string; url: string; headers: Record<string, string>; tool: string }
+  | { kind: 'function' };
+
+/** A tool of one agent version, resolved (MCP tools listed) and pinned with the version. */
+export interface AgentTool extends ToolDefinition {
+  binding: ToolBinding;
 }
 
 export interface ToolContext {
@@ -28,12 +47,15 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Epoch ms; the tool must have stopped by then. */
   deadline: number;
+  /** This attempt's `Callback-Token` (a tool that may answer by callback sends it on; only its hash is stored). */
+  callbackToken?: string;
 }
 
 export type ToolErrorCode = 'tool_failed' | 'tool_timeout' | 'tool_not_found' | 'invalid_tool_arguments';
 
 export type ToolOutcome =
-  | { ok: true; result: unknown }
+  /** `deferred`: the tool accepted the call and answers by callback (`202 {"callback": true}`). */
+  | { ok: true; result: unknown; deferred?: true }
   | { ok: false; error: { code: ToolErrorCode; message: string; retryable: boolean } };
 
 /** Port: the tools. `execute` never throws: unknown tools and bad arguments are data for the model. */
@@ -56,7 +78,19 @@ export abstract class ToolRegistry {
    * Runs a tool: a built-in by name, or `resolved` - the tool as the run's pinned agent version
    * defines it (an http, mcp or function tool; CONTRACT section 13).
    */
-  abstract execute(name: string, args: unknown, ctx: ToolContext, resolved?: import('./agent-definition').AgentTool): Promise<ToolOutcome>;
+  abstract execute(name: string, args: unknown, ctx: ToolContext, resolved?: AgentTool): Promise<ToolOutcome>;
+}
+
+/**
+ * Port implemented by the automations module: what the built-in tool `schedule_follow_up`
+ * does (CONTRACT section 17): an automation of the run's session, `created_by: agent`.
+ */
+export abstract class FollowUpScheduler {
+  /** The automation as the tool returns it to the model; a DomainError for a bad schedule. */
+  abstract schedule(
+    ctx: { tenantId: string; subjectId: string; sessionId: string; toolCallId: string },
+    request: { at?: string; cron?: string; timezone?: string; input: string },
+  ): Promise<Record<string, unknown>>;
 }
 
 /** Port implemented by the attachments module: what `read_attachment` and the model input read. */

@@ -77,7 +77,4 @@ export function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> 
   });
 }
 
-/** Token estimate of the demo providers: 1 token per 4 characters, rounded up. */
-export function estimateTokens(chars: number): number {
-  return Math.ceil(chars / 4);
-}
+export { estimateTokens } from '../domain/model-provider';

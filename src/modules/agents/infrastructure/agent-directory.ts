@@ -8,6 +8,7 @@ import { ToolRegistry, ToolRisk, ToolVisibility } from '../domain/tool';
 import { parseToolEntries } from '../domain/tool-entries';
 import { schemaProblem } from './tools/ajv-validator';
 import { ExternalTools } from './tools/external-tools';
+import { HeaderSecrets } from './tools/secret-headers';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const ID_RE = /^[a-z0-9_-]{1,64}$/;
@@ -46,6 +47,7 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     private readonly uow: UnitOfWork,
     private readonly outbound: OutboundHttpClient,
     private readonly external: ExternalTools,
+    private readonly secrets: HeaderSecrets,
   ) {
     super();
   }
@@ -109,8 +111,9 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
       schemaProblem,
     });
     errors.push(...parsed.errors);
+    if (!parsed.errors.length) errors.push(...(await this.secrets.check(_tenantId, parsed.entries)));
     if (errors.length) throw new DomainError('invalid_request', 'the agent definition is invalid', { errors });
-    const { tools: resolvedTools, errors: listErrors } = await this.resolve(parsed.entries, true);
+    const { tools: resolvedTools, errors: listErrors } = await this.resolve(parsed.entries, _tenantId, true);
     if (listErrors.length) throw new DomainError('invalid_request', 'the agent definition is invalid', { errors: listErrors });
     const names = new Set<string>();
     for (const t of resolvedTools) {
@@ -178,7 +181,7 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     const parsed = parseToolEntries(raw, { urlAllowed: () => false, builtin: (n) => this.tools.get(n) !== null, schemaProblem }, 'agent.tools');
     errors.push(...parsed.errors);
     if (errors.length) throw new DomainError('invalid_request', 'the inline agent configuration is invalid', { errors });
-    const { tools } = await this.resolve(parsed.entries, true);
+    const { tools } = await this.resolve(parsed.entries, tenantId, true);
     const rows: VersionRow[] = await this.uow.manager.query(
       `INSERT INTO agent_versions (tenant_id, agent_id, version, description, model, instructions, tools, resolved_tools, created_by, created_at, hidden)
        VALUES ($1, $2, 1, '', $3, $4, $5::jsonb, $6::jsonb, $7, now(), true) RETURNING *`,
@@ -211,7 +214,7 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     const key = `${d.id}@${d.version}`;
     const hit = this.fileResolved.get(key);
     if (hit) return hit;
-    const { tools, errors } = await this.resolve(d.tools, false);
+    const { tools, errors } = await this.resolve(d.tools, null, false);
     const a: ResolvedAgent = { ...d, source: 'file', tenantId: null, resolvedTools: tools, createdAt: null, deletedAt: null };
     for (const t of tools) if (t.visibility === 'private') this.tools.notePrivateTool(t.name);
     if (errors.length) this.logger.warn(`agent ${d.id} v${d.version}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')} (retried on next use)`);
@@ -219,8 +222,11 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     return a;
   }
 
-  /** Entries to tools; MCP servers are asked for their tool lists (`strict`: a failure is a field error). */
-  private async resolve(entries: ToolEntry[], strict: boolean): Promise<{ tools: AgentTool[]; errors: FieldError[] }> {
+  /**
+   * Entries to tools; MCP servers are asked for their tool lists as `tenantId` (null: a shared file
+   * agent) (`strict`: a failure is a field error).
+   */
+  private async resolve(entries: ToolEntry[], tenantId: string | null, strict: boolean): Promise<{ tools: AgentTool[]; errors: FieldError[] }> {
     const tools: AgentTool[] = [];
     const errors: FieldError[] = [];
     for (const [i, e] of entries.entries()) {
@@ -230,12 +236,20 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
         continue;
       }
       if (e.type === 'http') {
-        tools.push({ name: e.name, description: e.description ?? '', parameters: e.parameters, ...serverPolicy(e), binding: { kind: 'http', url: e.url, headers: e.headers ?? {} } });
+        tools.push({
+          name: e.name,
+          description: e.description ?? '',
+          parameters: e.parameters,
+          ...serverPolicy(e),
+          // Any http tool may answer 202 {"callback": true} (CONTRACT 17).
+          callbackTimeoutMs: e.callback_timeout_ms ?? DEFAULT_CALLBACK_TIMEOUT_MS,
+          binding: { kind: 'http', url: e.url, headers: e.headers ?? {} },
+        });
       } else if (e.type === 'function') {
         tools.push({ name: e.name, description: e.description ?? '', parameters: e.parameters, ...exposure(e), idempotent: false, executor: 'client', timeoutMs: DEFAULT_TIMEOUT_MS, binding: { kind: 'function' } });
       } else if (e.type === 'mcp') {
         try {
-          const listed = await this.external.listMcp(e);
+          const listed = await this.external.listMcp(e, tenantId);
           for (const t of listed) {
             tools.push({
               name: `${e.server}.${t.name}`,
@@ -261,6 +275,9 @@ function exposure(e: { risk?: ToolRisk; visibility?: ToolVisibility }): Pick<Age
 }
 
 /** What a server-side (http, mcp) entry's tools share: exposure, idempotency, timeout. */
+/** How long an http tool's call answered `202 {"callback": true}` waits for its callback by default. */
+const DEFAULT_CALLBACK_TIMEOUT_MS = 3_600_000;
+
 function serverPolicy(e: HttpToolEntry | McpToolEntry): Pick<AgentTool, 'risk' | 'visibility' | 'idempotent' | 'executor' | 'timeoutMs'> {
   return { ...exposure(e), idempotent: e.idempotent ?? false, executor: 'server', timeoutMs: e.timeout_ms ?? DEFAULT_TIMEOUT_MS };
 }

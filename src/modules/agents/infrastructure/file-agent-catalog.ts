@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../../../common/config/app-config';
 import { AgentCatalog, AgentDefinition } from '../domain/agent-definition';
+import { ModelCatalog } from '../domain/model-catalog';
 
 const FILE_RE = /^([a-z0-9_-]+)\.v(\d+)\.json$/;
 
@@ -32,7 +33,10 @@ export class FileAgentCatalog extends AgentCatalog {
   private readonly versions = new Map<string, AgentDefinition[]>();
   private readonly models: string[];
 
-  constructor(config: AppConfig) {
+  constructor(
+    config: AppConfig,
+    private readonly registry: ModelCatalog,
+  ) {
     super();
     for (const file of readdirSync(config.agentsDir).sort()) {
       const m = FILE_RE.exec(file);
@@ -46,8 +50,7 @@ export class FileAgentCatalog extends AgentCatalog {
     }
     if (this.versions.size === 0) throw new Error(`no agent definitions found in ${config.agentsDir}`);
     if (!this.versions.has(config.agentDefaultId)) throw new Error(`AGENT_DEFAULT_ID "${config.agentDefaultId}" is not a configured agent`);
-    this.models = ['scripted'];
-    if (config.openaiBaseUrl) this.models.push(config.openaiModel ?? 'gpt-4o-mini');
+    this.models = this.registry.list().map((m) => m.id);
     this.logger.debug(`agents: ${[...this.versions.keys()].join(', ')}; models: ${this.models.join(', ')}`);
   }
 

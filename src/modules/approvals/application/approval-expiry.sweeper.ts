@@ -1,8 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
 import { AppConfig } from '../../../common/config/app-config';
-import { ConcurrencyConflict } from '../../../common/errors/domain-error';
-import { RunPersistence } from '../../runs/application/run-persistence';
-import { RunRepository } from '../../runs/domain/run.repository';
+import { ExpireRunApprovalCommand } from '../../runs/application/commands/expire-run-approval/expire-run-approval.command';
 import { ApprovalRepository } from '../domain/approval.repository';
 
 /** Approvals not decided within APPROVAL_TTL_MS expire, and their waiting run becomes `expired`. */
@@ -14,8 +13,7 @@ export class ApprovalExpirySweeper implements OnApplicationBootstrap, OnApplicat
   constructor(
     private readonly config: AppConfig,
     private readonly approvals: ApprovalRepository,
-    private readonly runs: RunRepository,
-    private readonly persistence: RunPersistence,
+    private readonly commands: CommandBus,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -33,22 +31,14 @@ export class ApprovalExpirySweeper implements OnApplicationBootstrap, OnApplicat
     let n = 0;
     try {
       for (const approval of await this.approvals.expiredPending(100)) {
-        const run = await this.runs.findById(approval.snapshot().runId);
-        const now = new Date();
-        approval.close('expired', now);
-        if (!run || run.status !== 'waiting_for_approval') {
-          await this.approvals.save(approval);
+        // The run expires if it still waits for this approval, closing it in the same commit.
+        if (await this.commands.execute(new ExpireRunApprovalCommand(approval.snapshot().runId, approval.id))) {
+          n++;
           continue;
         }
-        run.expire(now, { code: 'approval_expired', message: `approval ${approval.id} was not decided in time` });
-        try {
-          await this.persistence.save(run, async () => {
-            if (!(await this.approvals.save(approval))) throw new ConcurrencyConflict('approval', approval.id, approval.expectedVersion);
-          });
-          n++;
-        } catch (err) {
-          if (!(err instanceof ConcurrencyConflict)) throw err;
-        }
+        // Its run no longer waits for it: the row alone closes (unless it changed meanwhile).
+        approval.close('expired', new Date());
+        await this.approvals.save(approval);
       }
     } catch (err) {
       this.logger.warn(`sweep failed: ${(err as Error).message}`);

@@ -1,9 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { ApprovalGate, ApprovalToOpen } from '../../runs/domain/approval-gate';
+import { ConcurrencyConflict } from '../../../common/errors/domain-error';
+import { ApprovalDecisionRecord, ApprovalGate, ApprovalToOpen } from '../../runs/domain/approval-gate';
 import { Approval } from '../domain/approval.aggregate';
 import { ApprovalRepository } from '../domain/approval.repository';
 
-/** Opens approvals inside the loop's transaction and closes them when their run ends. */
+/** The runs module's ApprovalGate: approval rows opened, decided and closed inside a run's commit. */
 @Injectable()
 export class ApprovalGateService extends ApprovalGate {
   constructor(private readonly repo: ApprovalRepository) {
@@ -25,6 +26,15 @@ export class ApprovalGateService extends ApprovalGate {
       expiresAt: o.expiresAt,
     });
     await this.repo.insert(approval);
+  }
+
+  async recordDecision(d: ApprovalDecisionRecord): Promise<void> {
+    const approval = await this.repo.findById(d.approvalId);
+    // Decided or closed since the caller read it: the caller reads it again and answers from it.
+    const conflict = () => new ConcurrencyConflict('approval', d.approvalId, approval?.expectedVersion ?? 0);
+    if (!approval || approval.status !== 'pending') throw conflict();
+    approval.decide(d.decision, d.decidedBy, d.reason, d.at);
+    if (!(await this.repo.save(approval))) throw conflict();
   }
 
   async closeForRun(runId: string, status: 'cancelled' | 'expired'): Promise<void> {

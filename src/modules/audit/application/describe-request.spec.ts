@@ -114,6 +114,27 @@ describe('describeRequest', () => {
     expect(describeRequest(decision)).toMatchObject({ resourceType: 'approval', resourceId: 'apr_1', runId: 'run_1', sessionId: null });
     expect(describeRequest({ ...decision, sessionId: 'sess_1' })).toMatchObject({ resourceType: 'approval', runId: 'run_1', sessionId: 'sess_1' });
   });
+
+  it('keeps no request body for a route that withholds it, and records the result a handler noted', () => {
+    const put = req({
+      method: 'PUT',
+      url: '/v1/secrets/CRM_TOKEN',
+      route: '/v1/secrets/:name',
+      params: { name: 'CRM_TOKEN' },
+      body: { value: 'the-value' },
+      status: 200,
+      response: { name: 'CRM_TOKEN', object: 'secret', version: 2 },
+    });
+    const withheld = describeRequest({ ...put, bodyWithheld: true, result: { name: 'CRM_TOKEN', version: 2 } });
+    expect(withheld).toMatchObject({ action: 'PUT /v1/secrets/:name', resourceType: 'secret', resourceId: 'CRM_TOKEN' });
+    expect(withheld.data).toMatchObject({ request: { body: null, body_withheld: true }, result: { name: 'CRM_TOKEN', version: 2 } });
+    expect(JSON.stringify(withheld)).not.toContain('the-value');
+    // Without the marks, as before: the body as sent, no result.
+    const plain = describeRequest(put);
+    expect(plain.data).toMatchObject({ request: { body: { value: 'the-value' } } });
+    expect(plain.data).not.toHaveProperty('result');
+    expect(plain.data.request).not.toHaveProperty('body_withheld');
+  });
 });
 
 describe('noteAuditSession', () => {

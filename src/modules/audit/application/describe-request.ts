@@ -26,6 +26,10 @@ export interface FinishedRequest {
    * neither the route nor the response body says (an approval decision answers an Approval).
    */
   sessionId?: string | null;
+  /** The route withholds its request body (`AUDIT_WITHHOLDS_BODY`: it carries a secret). */
+  bodyWithheld?: boolean;
+  /** What the handler noted it did (`noteAuditResult`), recorded as `data.result`. */
+  result?: Record<string, unknown> | null;
 }
 
 const notedSessions = new WeakMap<object, string>();
@@ -133,10 +137,12 @@ export function describeRequest(r: FinishedRequest): NewAuditRecord {
         url: r.url,
         params: r.params,
         query: r.query,
-        body: r.body === undefined ? null : r.body,
+        body: r.bodyWithheld || r.body === undefined ? null : r.body,
+        ...(r.bodyWithheld ? { body_withheld: true } : {}),
         idempotency_key: r.idempotencyKey,
       },
       response: { status: r.status, error_code: errorCode, idempotent_replayed: r.replayed },
+      ...(r.result ? { result: r.result } : {}),
     },
   };
 }

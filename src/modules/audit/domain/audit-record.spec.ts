@@ -1,9 +1,10 @@
 import { createHash, createHmac } from 'node:crypto';
-import { AuditChainKey, AuditRecord, AuditRecordBody, canonicalAuditRecord, GENESIS_HASH, jsonSafe, legacyAuditHash, verifyBatch } from './audit-record';
+import { AuditChainKey, AuditRecord, AuditRecordBody, auditRecordHash, canonicalAuditRecord, ChainEras, GENESIS_HASH, jsonSafe, legacyAuditHash, verifyBatch } from './audit-record';
 
 const KEY = Buffer.from('k'.repeat(32));
 const key = new AuditChainKey(KEY);
-const auditHash = (prev: string, b: AuditRecordBody) => key.recordHash(prev, b);
+const auditHash = (prev: string, b: AuditRecordBody) => auditRecordHash(prev, b);
+const eras = (legacyUntil: number, keyedUntil = legacyUntil): ChainEras => ({ legacyUntil, keyedUntil });
 
 const body = (over: Partial<AuditRecordBody> = {}): AuditRecordBody => ({
   id: 'aud_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B',
@@ -25,11 +26,13 @@ const body = (over: Partial<AuditRecordBody> = {}): AuditRecordBody => ({
   ...over,
 });
 
-function chain(bodies: AuditRecordBody[], legacyUntil = 0): AuditRecord[] {
+/** Records 1..legacyUntil unkeyed, up to keyedUntil keyed-hash, later SHA-256 with a mac. */
+function chain(bodies: AuditRecordBody[], legacyUntil = 0, keyedUntil = legacyUntil): AuditRecord[] {
   let prev = GENESIS_HASH;
   return bodies.map((b) => {
-    const hash = b.seq <= legacyUntil ? legacyAuditHash(prev, b) : auditHash(prev, b);
-    const r = { ...b, prevHash: prev, hash };
+    const keyedEra = b.seq > legacyUntil && b.seq <= keyedUntil;
+    const hash = keyedEra ? key.keyedEraHash(prev, b) : auditHash(prev, b);
+    const r = { ...b, prevHash: prev, hash, mac: keyedEra || b.seq <= legacyUntil ? null : key.recordMac(hash) };
     prev = hash;
     return r;
   });
@@ -45,18 +48,19 @@ describe('audit record hashing', () => {
     );
   });
 
-  it('is HMAC-SHA256 hex, keyed with AUDIT_HMAC_KEY, of prev_hash followed by the canonical record', () => {
-    const expected = createHmac('sha256', KEY).update(GENESIS_HASH + canonicalAuditRecord(body())).digest('hex');
+  it('hashes with plain SHA-256 of prev_hash + canonical record (anyone recomputes it) and macs the hash with HMAC-SHA256 under AUDIT_HMAC_KEY', () => {
+    const expected = createHash('sha256').update(GENESIS_HASH + canonicalAuditRecord(body())).digest('hex');
     expect(auditHash(GENESIS_HASH, body())).toBe(expected);
     expect(expected).toMatch(/^[0-9a-f]{64}$/);
-    // Another key, another hash; the old unkeyed scheme (anyone can recompute it) is neither.
-    expect(new AuditChainKey(Buffer.from('j'.repeat(32))).recordHash(GENESIS_HASH, body())).not.toBe(expected);
-    expect(legacyAuditHash(GENESIS_HASH, body())).toBe(createHash('sha256').update(GENESIS_HASH + canonicalAuditRecord(body())).digest('hex'));
-    expect(legacyAuditHash(GENESIS_HASH, body())).not.toBe(expected);
+    expect(legacyAuditHash(GENESIS_HASH, body())).toBe(expected);
+    expect(key.recordMac(expected)).toBe(createHmac('sha256', KEY).update(expected).digest('hex'));
+    expect(new AuditChainKey(Buffer.from('j'.repeat(32))).recordMac(expected)).not.toBe(key.recordMac(expected));
+    // The keyed era (before macs): HMAC of the same bytes.
+    expect(key.keyedEraHash(GENESIS_HASH, body())).toBe(createHmac('sha256', KEY).update(GENESIS_HASH + canonicalAuditRecord(body())).digest('hex'));
   });
 
   it('tags a chain head over tenant, position, last hash and legacy boundary', () => {
-    const head = { tenantId: 'tenant_a', lastSeq: 7, lastHash: 'a'.repeat(64), legacyUntil: 3 };
+    const head = { tenantId: 'tenant_a', lastSeq: 7, lastHash: 'a'.repeat(64), legacyUntil: 3, keyedUntil: 5 };
     const tag = key.headTag(head);
     expect(tag).toBe(createHmac('sha256', KEY).update('audit_chain_head:' + JSON.stringify({ last_hash: 'a'.repeat(64), last_seq: 7, legacy_until: 3, tenant_id: 'tenant_a' })).digest('hex'));
     expect(key.headIsAuthentic({ ...head, tag })).toBe(true);
@@ -88,34 +92,40 @@ describe('verifyBatch', () => {
   const records = chain([body(), body({ id: 'aud_2', seq: 2 }), body({ id: 'aud_3', seq: 3 })]);
 
   it('accepts an intact chain and returns the last link', () => {
-    expect(verifyBatch(key, 0, { seq: 0, hash: GENESIS_HASH }, records)).toEqual({ ok: true, last: { seq: 3, hash: records[2].hash } });
-    expect(verifyBatch(key, 0, { seq: 1, hash: records[0].hash }, records.slice(1))).toEqual({ ok: true, last: { seq: 3, hash: records[2].hash } });
+    expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, records)).toEqual({ ok: true, last: { seq: 3, hash: records[2].hash } });
+    expect(verifyBatch(key, eras(0), { seq: 1, hash: records[0].hash }, records.slice(1))).toEqual({ ok: true, last: { seq: 3, hash: records[2].hash } });
   });
 
   it('names a record whose data was changed', () => {
     const tampered = records.map((r) => (r.seq === 2 ? { ...r, data: { z: 1 } } : r));
-    expect(verifyBatch(key, 0, { seq: 0, hash: GENESIS_HASH }, tampered)).toEqual({ ok: false, checked: 1, broken: { id: 'aud_2', seq: 2, reason: 'hash_mismatch' } });
+    expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, tampered)).toEqual({ ok: false, checked: 1, broken: { id: 'aud_2', seq: 2, reason: 'hash_mismatch' } });
   });
 
-  it('names a record rehashed without the key (unkeyed SHA-256, as the adversary of issue 14 did)', () => {
+  it('names a record rewritten and rehashed without the key (SHA-256 recomputed, the mac kept or dropped): mac_mismatch', () => {
     const b2 = body({ id: 'aud_2', seq: 2, data: { forged: true } });
-    const h2 = legacyAuditHash(records[0].hash, b2);
+    const h2 = auditHash(records[0].hash, b2);
     const b3 = body({ id: 'aud_3', seq: 3 });
-    const forged = [records[0], { ...b2, prevHash: records[0].hash, hash: h2 }, { ...b3, prevHash: h2, hash: legacyAuditHash(h2, b3) }];
-    expect(verifyBatch(key, 0, { seq: 0, hash: GENESIS_HASH }, forged)).toMatchObject({ ok: false, checked: 1, broken: { id: 'aud_2', seq: 2, reason: 'hash_mismatch' } });
+    const h3 = auditHash(h2, b3);
+    for (const mac2 of [records[1].mac, null]) {
+      const forged = [records[0], { ...b2, prevHash: records[0].hash, hash: h2, mac: mac2 }, { ...b3, prevHash: h2, hash: h3, mac: records[2].mac }];
+      expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, forged)).toEqual({ ok: false, checked: 1, broken: { id: 'aud_2', seq: 2, reason: 'mac_mismatch' } });
+    }
   });
 
-  it('verifies records up to the legacy boundary with the old unkeyed hash, and keyed ones after it', () => {
-    const upgraded = chain([body(), body({ id: 'aud_2', seq: 2 }), body({ id: 'aud_3', seq: 3 })], 2);
-    expect(verifyBatch(key, 2, { seq: 0, hash: GENESIS_HASH }, upgraded)).toEqual({ ok: true, last: { seq: 3, hash: upgraded[2].hash } });
-    // A keyed record can't be passed off as a legacy one, nor the reverse.
-    expect(verifyBatch(key, 3, { seq: 0, hash: GENESIS_HASH }, upgraded)).toMatchObject({ ok: false, broken: { seq: 3, reason: 'hash_mismatch' } });
-    expect(verifyBatch(key, 1, { seq: 0, hash: GENESIS_HASH }, upgraded)).toMatchObject({ ok: false, broken: { seq: 2, reason: 'hash_mismatch' } });
+  it('checks each era as it was written: unkeyed up to legacy_until, keyed hash up to keyed_until, hash + mac after', () => {
+    const bodies = [1, 2, 3, 4].map((n) => body({ id: `aud_${n}`, seq: n }));
+    const upgraded = chain(bodies, 1, 3);
+    expect(upgraded.map((r) => r.mac === null)).toEqual([true, true, true, false]);
+    expect(verifyBatch(key, eras(1, 3), { seq: 0, hash: GENESIS_HASH }, upgraded)).toEqual({ ok: true, last: { seq: 4, hash: upgraded[3].hash } });
+    // A record can't be passed off as one of another era.
+    expect(verifyBatch(key, eras(1, 4), { seq: 0, hash: GENESIS_HASH }, upgraded)).toMatchObject({ ok: false, broken: { seq: 4, reason: 'hash_mismatch' } });
+    expect(verifyBatch(key, eras(1, 2), { seq: 0, hash: GENESIS_HASH }, upgraded)).toMatchObject({ ok: false, broken: { seq: 3, reason: 'hash_mismatch' } });
+    expect(verifyBatch(key, eras(2, 3), { seq: 0, hash: GENESIS_HASH }, upgraded)).toMatchObject({ ok: false, broken: { seq: 2, reason: 'hash_mismatch' } });
   });
 
   it('names a record whose prev_hash does not link, and a gap in seq', () => {
     const relinked = records.map((r) => (r.seq === 3 ? { ...r, prevHash: GENESIS_HASH } : r));
-    expect(verifyBatch(key, 0, { seq: 0, hash: GENESIS_HASH }, relinked)).toEqual({ ok: false, checked: 2, broken: { id: 'aud_3', seq: 3, reason: 'prev_hash_mismatch' } });
-    expect(verifyBatch(key, 0, { seq: 0, hash: GENESIS_HASH }, [records[0], records[2]])).toEqual({ ok: false, checked: 1, broken: { id: 'aud_3', seq: 3, reason: 'seq_gap' } });
+    expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, relinked)).toEqual({ ok: false, checked: 2, broken: { id: 'aud_3', seq: 3, reason: 'prev_hash_mismatch' } });
+    expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, [records[0], records[2]])).toEqual({ ok: false, checked: 1, broken: { id: 'aud_3', seq: 3, reason: 'seq_gap' } });
   });
 });

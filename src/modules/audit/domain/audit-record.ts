@@ -48,25 +48,31 @@ export interface AuditRecord {
   data: Record<string, unknown>;
   prevHash: string;
   hash: string;
+  /** HMAC-SHA256 of `hash` under AUDIT_HMAC_KEY; null on records chained before macs (seq <= the head's `keyed_until`). */
+  mac: string | null;
 }
 
-export type AuditRecordBody = Omit<AuditRecord, 'prevHash' | 'hash'>;
+export type AuditRecordBody = Omit<AuditRecord, 'prevHash' | 'hash' | 'mac'>;
 
 /**
- * The canonical form of a record, exactly what is hashed. Whoever holds the chain's key
- * (`AUDIT_HMAC_KEY`) verifies a chain from the records of `GET /v1/admin/audit` alone:
+ * The canonical form of a record, exactly what is hashed. Anyone verifies a chain from the
+ * exported records alone (README "Audit trail (admins)", the recipe):
  *
  *   canonical = canonical JSON of the object with the 16 keys
  *               id, tenant_id, seq, occurred_at, actor_subject_id, actor_role, actor_key_id,
  *               action, resource_type, resource_id, session_id, run_id, request_id, outcome,
  *               status, data
- *               (the API record without `object`, `prev_hash` and `hash`; absent values are null)
- *   hash      = lowercase hex HMAC-SHA256, keyed with the UTF-8 bytes of AUDIT_HMAC_KEY, of the
- *               UTF-8 bytes of (prev_hash + canonical)
+ *               (the API record without `object`, `prev_hash`, `hash`, `mac`; absent values are null)
+ *   hash      = lowercase hex SHA-256 of the UTF-8 bytes of (prev_hash + canonical)
+ *   mac       = lowercase hex HMAC-SHA256, keyed with the UTF-8 bytes of AUDIT_HMAC_KEY, of the
+ *               UTF-8 bytes of hash (checked by the service: a database writer without the key
+ *               cannot rewrite a record and recompute the chain so that it verifies there)
  *
- * Records chained before the chain was keyed (seq <= the head's `legacy_until`, set once by the
- * migration that introduced the key) keep their unkeyed hash: lowercase hex SHA-256 of the same
- * bytes (`legacyAuditHash`).
+ * Three eras, by `seq` against the head's boundaries (set once by migrations, never moved):
+ * seq <= `legacy_until`: SHA-256 hash, no mac (chained before the chain was keyed);
+ * `legacy_until` < seq <= `keyed_until`: hash = HMAC-SHA256 of the same bytes, no mac (chained
+ * before checkpoints; only the key's holder recomputes it: exported with `hash_alg` `hmac-sha256`);
+ * later: SHA-256 hash and the mac.
  *
  * Canonical JSON: `JSON.stringify` of every scalar; object keys sorted by UTF-16 code units at
  * every depth; no whitespace. `seq` and `status` are JSON numbers, `occurred_at` is the RFC 3339
@@ -74,7 +80,12 @@ export type AuditRecordBody = Omit<AuditRecord, 'prevHash' | 'hash'>;
  * `prev_hash` = 64 zeros; record n has `prev_hash` = hash of record n-1.
  */
 export function canonicalAuditRecord(r: AuditRecordBody): string {
-  return canonicalJson({
+  return canonicalJson(auditRecordFields(r));
+}
+
+/** The 16 hashed fields of a record by their public (snake_case) names: hashed, returned by the API, exported. */
+export function auditRecordFields(r: AuditRecordBody) {
+  return {
     id: r.id,
     tenant_id: r.tenantId,
     seq: r.seq,
@@ -91,12 +102,28 @@ export function canonicalAuditRecord(r: AuditRecordBody): string {
     outcome: r.outcome,
     status: r.status,
     data: r.data,
-  });
+  };
 }
 
-/** The unkeyed hash of records chained before the chain was keyed (anyone can recompute it: verify only trusts it up to `legacy_until`). */
-export function legacyAuditHash(prevHash: string, record: AuditRecordBody): string {
+/** A record's public hash: SHA-256 of prev_hash + canonical record (anyone can recompute it; the mac and the signed checkpoints make it binding). */
+export function auditRecordHash(prevHash: string, record: AuditRecordBody): string {
   return createHash('sha256').update(prevHash + canonicalAuditRecord(record), 'utf8').digest('hex');
+}
+
+/** The same formula, under the name the records chained before the chain was keyed (seq <= `legacy_until`) were written with. */
+export const legacyAuditHash = auditRecordHash;
+
+/** How a record's `hash` was made (exported as `hash_alg`): `hmac-sha256` only for the keyed era, see `canonicalAuditRecord`. */
+export type AuditHashAlg = 'sha256' | 'hmac-sha256';
+
+/** The eras of a tenant's chain (`canonicalAuditRecord`). */
+export interface ChainEras {
+  legacyUntil: number;
+  keyedUntil: number;
+}
+
+export function hashAlgOf(seq: number, eras: ChainEras): AuditHashAlg {
+  return seq > eras.legacyUntil && seq <= eras.keyedUntil ? 'hmac-sha256' : 'sha256';
 }
 
 /**
@@ -108,6 +135,8 @@ export interface ChainHead {
   lastSeq: number;
   lastHash: string;
   legacyUntil: number;
+  /** The last record whose hash is keyed (and has no mac); fixed by the migration that introduced macs. Not tagged: see that migration. */
+  keyedUntil: number;
   /** HMAC over the other fields (`AuditChainKey.headTag`); null only on a head the keyed migration could not tag. */
   tag: string | null;
 }
@@ -125,13 +154,18 @@ export class AuditChainKey {
     this.keyId = this.mac('audit_key_id').slice(0, 16);
   }
 
-  /** `hash` of a keyed record. */
-  recordHash(prevHash: string, record: AuditRecordBody): string {
+  /** `hash` of a record of the keyed era (`legacy_until` < seq <= `keyed_until`). */
+  keyedEraHash(prevHash: string, record: AuditRecordBody): string {
     return this.mac(prevHash + canonicalAuditRecord(record));
   }
 
+  /** `mac` of a record chained after the keyed era: HMAC-SHA256 of its hash. */
+  recordMac(hash: string): string {
+    return this.mac(hash);
+  }
+
   /** `tag` of a head: HMAC over a domain-separated canonical form of tenant, position, last hash and legacy boundary. */
-  headTag(head: Omit<ChainHead, 'tag'>): string {
+  headTag(head: Omit<ChainHead, 'tag' | 'keyedUntil'>): string {
     return this.mac(
       'audit_chain_head:' +
         canonicalJson({ tenant_id: head.tenantId, last_seq: head.lastSeq, last_hash: head.lastHash, legacy_until: head.legacyUntil }),
@@ -143,9 +177,11 @@ export class AuditChainKey {
     return head.tag !== null && safeEqualHex(head.tag, this.headTag(head));
   }
 
-  /** The hash a record must carry: keyed after the legacy boundary, unkeyed at or before it. */
-  expectedHash(prevHash: string, record: AuditRecordBody, legacyUntil: number): string {
-    return record.seq <= legacyUntil ? legacyAuditHash(prevHash, record) : this.recordHash(prevHash, record);
+  /** The hash and mac a record must carry in its era. */
+  expected(prevHash: string, record: AuditRecordBody, eras: ChainEras): { hash: string; mac: string | null } {
+    if (hashAlgOf(record.seq, eras) === 'hmac-sha256') return { hash: this.keyedEraHash(prevHash, record), mac: null };
+    const hash = auditRecordHash(prevHash, record);
+    return { hash, mac: record.seq <= eras.legacyUntil ? null : this.recordMac(hash) };
   }
 
   private mac(text: string): string {
@@ -184,7 +220,15 @@ function clean(v: unknown): unknown {
 }
 
 /** Why a record fails verification. */
-export type ChainBreakReason = 'hash_mismatch' | 'prev_hash_mismatch' | 'seq_gap' | 'chain_head_mismatch';
+export type ChainBreakReason =
+  | 'hash_mismatch'
+  | 'mac_mismatch'
+  | 'prev_hash_mismatch'
+  | 'seq_gap'
+  | 'chain_head_mismatch'
+  | 'checkpoint_mismatch'
+  | 'checkpoint_signature_invalid'
+  | 'chain_start_unanchored';
 
 export interface ChainBreak {
   id: string | null;
@@ -194,12 +238,12 @@ export interface ChainBreak {
 
 /**
  * Checks one batch of consecutive records against the link before it: `seq` follows, `prev_hash`
- * is the previous hash and `hash` is the keyed one (the unkeyed one up to `legacyUntil`).
+ * is the previous hash, `hash` recomputes and `mac` is the key's (as the record's era has them).
  * Returns the first break, or the new link (last seq and hash) to continue from.
  */
 export function verifyBatch(
   key: AuditChainKey,
-  legacyUntil: number,
+  eras: ChainEras,
   from: { seq: number; hash: string },
   records: AuditRecord[],
 ): { ok: true; last: { seq: number; hash: string } } | { ok: false; broken: ChainBreak; checked: number } {
@@ -208,8 +252,10 @@ export function verifyBatch(
     const r = records[i];
     if (r.seq !== prev.seq + 1) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'seq_gap' }, checked: i };
     if (r.prevHash !== prev.hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'prev_hash_mismatch' }, checked: i };
-    const { prevHash, hash, ...body } = r;
-    if (key.expectedHash(prevHash, body, legacyUntil) !== hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'hash_mismatch' }, checked: i };
+    const { prevHash, hash, mac, ...body } = r;
+    const expected = key.expected(prevHash, body, eras);
+    if (expected.hash !== hash) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'hash_mismatch' }, checked: i };
+    if (expected.mac !== mac) return { ok: false, broken: { id: r.id, seq: r.seq, reason: 'mac_mismatch' }, checked: i };
     prev = { seq: r.seq, hash: r.hash };
   }
   return { ok: true, last: prev };

@@ -21,11 +21,12 @@ export interface AuditRow {
   data: Record<string, unknown>;
   prev_hash: string;
   hash: string;
+  mac: string | null;
 }
 
 export const AUDIT_COLUMNS =
   'id, tenant_id, seq, occurred_at, actor_subject_id, actor_role, actor_key_id, action, resource_type, resource_id, ' +
-  'session_id, run_id, request_id, outcome, status, data, prev_hash, hash';
+  'session_id, run_id, request_id, outcome, status, data, prev_hash, hash, mac';
 
 export function auditRowToDomain(r: AuditRow): AuditRecord {
   return {
@@ -47,6 +48,7 @@ export function auditRowToDomain(r: AuditRow): AuditRecord {
     data: r.data,
     prevHash: r.prev_hash,
     hash: r.hash,
+    mac: r.mac,
   };
 }
 
@@ -70,5 +72,6 @@ export function auditRecordToParams(r: AuditRecord): unknown[] {
     toJsonb(r.data),
     r.prevHash,
     r.hash,
+    r.mac,
   ];
 }

@@ -3,7 +3,8 @@ import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { invalidCursor } from '../../../common/http/pagination';
 import { isId } from '../../../common/ids/ids';
 import { AuditFilters, AuditPage, AuditReader } from '../domain/audit-reader';
-import { AuditRecord, ChainHead } from '../domain/audit-record';
+import { AuditCheckpoint, AuditPublicKey } from '../domain/audit-checkpoint';
+import { AuditRecord, ChainEras, ChainHead } from '../domain/audit-record';
 import { AuditTrail } from '../domain/audit-trail';
 import { AUDIT_COLUMNS, AuditRow, auditRowToDomain } from './audit-row';
 
@@ -59,12 +60,84 @@ export class AuditTypeormReader extends AuditReader {
 
   async head(tenantId: string): Promise<ChainHead | null> {
     await this.trail.flush(tenantId);
-    const rows: Array<{ last_seq: string; last_hash: string; legacy_until: string; tag: string }> = await this.uow.manager.query(
-      `SELECT last_seq, last_hash, legacy_until, tag FROM audit_chain_heads WHERE tenant_id = $1`,
+    const rows: Array<{ last_seq: string; last_hash: string; legacy_until: string; keyed_until: string; tag: string }> = await this.uow.manager.query(
+      `SELECT last_seq, last_hash, legacy_until, keyed_until, tag FROM audit_chain_heads WHERE tenant_id = $1`,
       [tenantId],
     );
     if (!rows.length) return null;
     const r = rows[0];
-    return { tenantId, lastSeq: Number(r.last_seq), lastHash: r.last_hash, legacyUntil: Number(r.legacy_until), tag: r.tag };
+    return { tenantId, lastSeq: Number(r.last_seq), lastHash: r.last_hash, legacyUntil: Number(r.legacy_until), keyedUntil: Number(r.keyed_until), tag: r.tag };
   }
+
+  async byId(tenantId: string, id: string): Promise<{ record: AuditRecord; eras: ChainEras } | null> {
+    const rows: Array<AuditRow & { legacy_until: string | null; keyed_until: string | null }> = await this.uow.manager.query(
+      `SELECT ${AUDIT_COLUMNS.split(', ').map((c) => `r.${c}`).join(', ')}, h.legacy_until, h.keyed_until
+         FROM audit_records r LEFT JOIN audit_chain_heads h ON h.tenant_id = r.tenant_id
+        WHERE r.id = $1 AND r.tenant_id = $2`,
+      [id, tenantId],
+    );
+    if (!rows.length) return null;
+    return { record: auditRowToDomain(rows[0]), eras: { legacyUntil: Number(rows[0].legacy_until ?? 0), keyedUntil: Number(rows[0].keyed_until ?? 0) } };
+  }
+
+  async firstSeq(tenantId: string): Promise<number | null> {
+    const rows: Array<{ seq: string }> = await this.uow.manager.query(`SELECT seq FROM audit_records WHERE tenant_id = $1 ORDER BY seq ASC LIMIT 1`, [tenantId]);
+    return rows.length ? Number(rows[0].seq) : null;
+  }
+
+  async seqRange(tenantId: string, from?: Date, to?: Date): Promise<{ first: number; last: number } | null> {
+    await this.trail.flush(tenantId);
+    const rows: Array<{ first: string | null; last: string | null }> = await this.uow.manager.query(
+      `SELECT min(seq) AS first, max(seq) AS last FROM audit_records
+        WHERE tenant_id = $1 AND ($2::timestamptz IS NULL OR occurred_at >= $2) AND ($3::timestamptz IS NULL OR occurred_at < $3)`,
+      [tenantId, from ?? null, to ?? null],
+    );
+    const r = rows[0];
+    return r && r.first !== null && r.last !== null ? { first: Number(r.first), last: Number(r.last) } : null;
+  }
+
+  async checkpoints(tenantId: string, fromSeq: number, toSeq: number, limit: number): Promise<AuditCheckpoint[]> {
+    const rows: CheckpointRow[] = await this.uow.manager.query(
+      `SELECT tenant_id, seq, hash, at, key_id, signature FROM audit_checkpoints WHERE tenant_id = $1 AND seq >= $2 AND seq <= $3 ORDER BY seq ASC LIMIT $4`,
+      [tenantId, fromSeq, toSeq, limit],
+    );
+    return rows.map(checkpointRowToDomain);
+  }
+
+  async latestCheckpoint(tenantId: string): Promise<AuditCheckpoint | null> {
+    const rows: CheckpointRow[] = await this.uow.manager.query(
+      `SELECT tenant_id, seq, hash, at, key_id, signature FROM audit_checkpoints WHERE tenant_id = $1 ORDER BY seq DESC LIMIT 1`,
+      [tenantId],
+    );
+    return rows.length ? checkpointRowToDomain(rows[0]) : null;
+  }
+
+  async publicKeys(): Promise<AuditPublicKey[]> {
+    const rows: Array<{ key_id: string; public_key: string; created_at: Date }> = await this.uow.manager.query(
+      `SELECT key_id, public_key, created_at FROM audit_signing_keys ORDER BY created_at ASC, key_id ASC LIMIT 1000`,
+    );
+    return rows.map((r) => ({ keyId: r.key_id, publicKeyPem: r.public_key, createdAt: new Date(r.created_at) }));
+  }
+
+  async legalHold(tenantId: string): Promise<{ enabled: boolean; updatedAt: Date | null; updatedBy: string | null }> {
+    const rows: Array<{ enabled: boolean; updated_at: Date; updated_by: string | null }> = await this.uow.manager.query(
+      `SELECT enabled, updated_at, updated_by FROM audit_legal_holds WHERE tenant_id = $1`,
+      [tenantId],
+    );
+    return rows.length ? { enabled: rows[0].enabled, updatedAt: new Date(rows[0].updated_at), updatedBy: rows[0].updated_by } : { enabled: false, updatedAt: null, updatedBy: null };
+  }
+}
+
+/** A row of `audit_checkpoints` as the pg driver returns it. */
+export interface CheckpointRow {
+  tenant_id: string;
+  seq: string | number;
+  hash: string;
+  at: Date | string;
+  key_id: string;
+  signature: string;
+}
+
+export function checkpointRowToDomain(r: CheckpointRow): AuditCheckpoint {
+  return { tenantId: r.tenant_id, seq: Number(r.seq), hash: r.hash, at: new Date(r.at), keyId: r.key_id, signature: r.signature };
 }

@@ -6,11 +6,15 @@ import { EntityManager } from 'typeorm';
 import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { newId } from '../../../common/ids/ids';
 import type { RunEventType } from '../../events/domain/run-event';
-import { AuditChainKey, AuditRecord, ChainHead, GENESIS_HASH, jsonSafe, NewAuditRecord } from '../domain/audit-record';
+import { AuditChainKey, AuditRecord, auditRecordHash, ChainHead, GENESIS_HASH, jsonSafe, NewAuditRecord } from '../domain/audit-record';
 import { AuditTrail, runEventToAuditRecord } from '../domain/audit-trail';
 import { AUDIT_COLUMNS, auditRecordToParams } from './audit-row';
+import { AuditTypeormCheckpointer } from './audit.typeorm-checkpointer';
+import { IntegrationEventOutbox } from '../../../common/outbox/integration-events';
+import { QueryBus } from '@nestjs/cqrs';
+import { HasSubscribersQuery } from '../../../common/outbox/has-subscribers.query';
+import { guardedStatement } from '../../../common/database/statement';
 
-const COLUMN_COUNT = 18;
 /** Rows per INSERT statement (PostgreSQL allows 65535 parameters per statement). */
 const ROWS_PER_INSERT = 1000;
 /** Queued records chained per transaction. */
@@ -109,6 +113,9 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
     private readonly uow: UnitOfWork,
     private readonly key: AuditChainKey,
     @Optional() private readonly metrics?: Metrics,
+    @Optional() private readonly checkpointer?: AuditTypeormCheckpointer,
+    @Optional() private readonly events?: IntegrationEventOutbox,
+    @Optional() private readonly queries?: QueryBus,
   ) {
     super();
   }
@@ -220,13 +227,15 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
 
   /** Chains the tenant's queued records, a batch per transaction, until none is left (bounded). */
   private async drainTenant(tenantId: string): Promise<void> {
+    // One `audit.recorded` event per record only while an endpoint wants them (asked once per drain: a few times a second at most).
+    const siem = this.events && this.queries ? await this.queries.execute(new HasSubscribersQuery(tenantId, 'audit.recorded')) : false;
     for (let round = 0; round < 1000; round++) {
       let head: Omit<ChainHead, 'tag'> | null = null;
       let moved: number;
       try {
         moved = await this.uow.dataSource.transaction(async (m) => {
           let ids: string[] = [];
-          head = await this.chainQueued(m, tenantId, async () => {
+          head = await this.chainQueued(m, tenantId, siem, async () => {
             const rows: Array<{ id: string; record: QueuedRecord }> = await m.query(
               `SELECT id, record FROM audit_outbox WHERE tenant_id = $1 ORDER BY id LIMIT $2`,
               [tenantId, OUTBOX_BATCH],
@@ -243,7 +252,10 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
         this.refused(err);
         return;
       }
-      if (head) this.anchor(head);
+      if (head) {
+        this.anchor(head);
+        this.checkpointer?.noteChained(tenantId, (head as Omit<ChainHead, 'tag'>).lastSeq);
+      }
       if (moved < OUTBOX_BATCH) return;
     }
   }
@@ -255,11 +267,11 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
    * key) is never extended: re-tagging it would make the tampering verify. The records stay queued
    * (nothing is lost) and verify reports the head.
    */
-  private async chainQueued(m: EntityManager, tenantId: string, load: () => Promise<NewAuditRecord[]>): Promise<Omit<ChainHead, 'tag'> | null> {
-    const genesis = { tenantId, lastSeq: 0, lastHash: GENESIS_HASH, legacyUntil: 0 };
+  private async chainQueued(m: EntityManager, tenantId: string, siem: boolean, load: () => Promise<NewAuditRecord[]>): Promise<Omit<ChainHead, 'tag'> | null> {
+    const genesis = { tenantId, lastSeq: 0, lastHash: GENESIS_HASH, legacyUntil: 0, keyedUntil: 0 };
     // Creates the head if missing and locks it: one round trip (SECURITY DEFINER: the service's role may not UPDATE heads).
-    const rows: Array<{ last_seq: string; last_hash: string; legacy_until: string; tag: string }> = await m.query(
-      `SELECT last_seq, last_hash, legacy_until, tag FROM audit_chain_lock($1, $2)`,
+    const rows: Array<{ last_seq: string; last_hash: string; legacy_until: string; keyed_until: string; tag: string }> = await m.query(
+      `SELECT last_seq, last_hash, legacy_until, keyed_until, tag FROM audit_chain_lock($1, $2)`,
       [tenantId, this.key.headTag(genesis)],
     );
     const head: ChainHead = {
@@ -267,6 +279,7 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
       lastSeq: Number(rows[0].last_seq),
       lastHash: rows[0].last_hash,
       legacyUntil: Number(rows[0].legacy_until),
+      keyedUntil: Number(rows[0].keyed_until),
       tag: rows[0].tag,
     };
     if (!this.key.headIsAuthentic(head)) {
@@ -301,22 +314,25 @@ export class AuditTypeormTrail extends AuditTrail implements OnApplicationBootst
         status: r.status ?? null,
         data: (jsonSafe(r.data ?? {}) ?? {}) as Record<string, unknown>,
       };
-      const hash = this.key.recordHash(prevHash, body);
-      const record: AuditRecord = { ...body, prevHash, hash };
+      // Public hash (anyone recomputes it from the export), keyed mac (only this service can make it).
+      const hash = auditRecordHash(prevHash, body);
+      const record: AuditRecord = { ...body, prevHash, hash, mac: this.key.recordMac(hash) };
       prevHash = hash;
       return record;
     });
     for (let i = 0; i < chained.length; i += ROWS_PER_INSERT) {
       const chunk = chained.slice(i, i + ROWS_PER_INSERT);
-      const params: unknown[] = [];
-      const tuples = chunk.map((r, j) => {
-        params.push(...auditRecordToParams(r));
-        const base = j * COLUMN_COUNT;
-        return `(${Array.from({ length: COLUMN_COUNT }, (_, k) => `$${base + k + 1}${k === 15 ? '::jsonb' : ''}`).join(', ')})`;
+      // One statement: the records, and (riding on them) one `audit.recorded` integration event each, for the SIEM webhooks.
+      const { sql, params } = guardedStatement({
+        guard: (p) => {
+          const tuples = chunk.map((r) => `(${p.add(...auditRecordToParams(r)).map((ph, k) => (k === 15 ? `${ph}::jsonb` : ph)).join(', ')})`);
+          return `INSERT INTO audit_records (${AUDIT_COLUMNS}) VALUES ${tuples.join(', ')} RETURNING id`;
+        },
+        riders: siem && this.events ? [this.events.afterGuard(chunk.map((r) => ({ tenantId, type: 'audit.recorded', objectId: r.id, payload: { seq: r.seq } })))] : [],
       });
-      await m.query(`INSERT INTO audit_records (${AUDIT_COLUMNS}) VALUES ${tuples.join(', ')}`, params);
+      await m.query(sql, params);
     }
-    const moved = { tenantId, lastSeq: seq, lastHash: prevHash, legacyUntil: head.legacyUntil };
+    const moved = { tenantId, lastSeq: seq, lastHash: prevHash, legacyUntil: head.legacyUntil, keyedUntil: head.keyedUntil };
     const [advanced]: Array<{ ok: boolean }> = await m.query(`SELECT audit_chain_advance($1, $2, $3, $4) AS ok`, [
       tenantId,
       seq,

@@ -10,6 +10,7 @@ import { describeRequest, isAuditedRequest, needsRunSessionLookup, notedAuditSes
 import { NewAuditRecord } from '../domain/audit-record';
 import { AuditTrail } from '../domain/audit-trail';
 import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
+import { auditWithholdsBody, notedAuditResult } from '../../../common/audit/audit-notes';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 import { routeOf } from '../../../common/http/route-path';
 
@@ -39,6 +40,9 @@ import { routeOf } from '../../../common/http/route-path';
  * Session: from the route, the response body (`session_id`) or what the handler noted
  * (`noteAuditSession`); a request on a run that names none of these (an error, a replay) looks
  * the run's session up as the caller, so filtering the trail by session finds it.
+ *
+ * A route whose body carries a secret (`AUDIT_WITHHOLDS_BODY`) is recorded without its body; what
+ * a handler noted with `noteAuditResult` (a secret's name and version) is recorded as `data.result`.
  */
 @Injectable()
 export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit {
@@ -93,6 +97,8 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
       response,
       replayed,
       sessionId: notedAuditSession(req),
+      bodyWithheld: auditWithholdsBody(req),
+      result: notedAuditResult(req),
     });
   }
 

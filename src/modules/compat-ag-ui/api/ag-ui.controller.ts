@@ -85,7 +85,8 @@ export class AgUiController {
       '`runId` is the idempotency key: the same `runId` again streams the same run from its start, never a second run. ' +
       'What the request does: `resume` entries decide the approvals of the thread\'s waiting run (`payload: {"decision": "approve" | "reject", "reason"?}`; `status: "cancelled"` rejects) and stream the run on; ' +
       'else trailing `tool` messages are the outputs of the waiting run\'s client tool calls (content: JSON or text; `error` fails the call) and stream it on; ' +
-      'else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request\'s `tools` as client tools of that run. ' +
+      'else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request\'s `tools` as client tools of that run (a thread whose run is still going steers it instead: the session default). ' +
+      'The user input\'s persistent receipt id is in the `X-Agent-Input-Id` response header (`GET /v1/inputs/{id}`: where it went, which run took it). ' +
       'Every stream passes `@ag-ui/client`\'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. ' +
       'A dropped connection does not stop the run. Members see the member projection (private tools redacted).\n\n' +
       EVENT_TABLE,
@@ -103,7 +104,7 @@ export class AgUiController {
     description: 'An SSE stream of AG-UI events, one `data:` line (the event JSON) per frame.\n\nOn the wire:\n\n```\n' + WIRE_EXAMPLE + '\n```',
     content: { 'text/event-stream': { schema: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['RUN_STARTED', 'RUN_FINISHED', 'RUN_ERROR', 'STEP_STARTED', 'STEP_FINISHED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT'] }, timestamp: { type: 'integer' } }, additionalProperties: true } } },
   })
-  @ApiErrors('invalid_request', 'session_not_found', 'agent_not_found', 'session_busy', 'session_archived', 'run_finished', 'approval_not_found', 'approval_already_decided', 'approval_not_pending', 'tool_output_not_expected', 'idempotency_in_progress', 'rate_limited')
+  @ApiErrors('invalid_request', 'session_not_found', 'agent_not_found', 'session_busy', 'session_archived', 'run_finished', 'approval_not_found', 'approval_already_decided', 'approval_not_pending', 'tool_output_not_expected', 'idempotency_in_progress', 'rate_limited', 'quota_exceeded')
   async run(
     @CurrentPrincipal() principal: Principal,
     @Param('agent_id') agentId: string,
@@ -126,7 +127,12 @@ export class AgUiController {
     );
     if (this.audit) this.audit.recorded(req);
 
-    const conn = await this.sse.open(principal, req, reply, { kind: 'run', id: target.run_id }, { 'x-agent-run-id': target.run_id, 'x-agent-session-id': target.session_id });
+    const conn = await this.sse.open(principal, req, reply, { kind: 'run', id: target.run_id }, {
+      'x-agent-run-id': target.run_id,
+      'x-agent-session-id': target.session_id,
+      // The input's persistent receipt (CONTRACT section 7): GET /v1/inputs/{id}.
+      ...(target.input_id ? { 'x-agent-input-id': target.input_id } : {}),
+    });
     if (conn.isClosed) return;
     const mapper = new AgUiEventMapper(dto.threadId, dto.runId);
     const frames = (events: AgUiEvent[]): SseFrame[] => events.map((e) => ({ data: JSON.stringify(e) }));

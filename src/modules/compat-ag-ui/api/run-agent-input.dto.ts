@@ -1,6 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Allow, ArrayMaxSize, IsArray, IsIn, IsObject, IsOptional, IsString, MaxLength, MinLength, ValidateNested } from 'class-validator';
 import { Type } from 'class-transformer';
+import { ANY_JSON } from '../../../common/http/openapi';
+import { IsObjectItems } from '../../../common/http/string-map.validator';
 
 export class AgUiToolDto {
   @ApiProperty({ example: 'confirm_address', description: 'A client (frontend) tool of this run: the model may call it; the run then waits for its `tool` message.' })
@@ -9,18 +11,18 @@ export class AgUiToolDto {
   @MaxLength(64)
   name!: string;
 
-  @ApiPropertyOptional({ example: 'Asks the user to confirm the delivery address.' })
+  @ApiPropertyOptional({ nullable: true, example: 'Asks the user to confirm the delivery address.' })
   @IsOptional()
   @IsString()
   @MaxLength(4000)
   description?: string;
 
-  @ApiPropertyOptional({ description: 'JSON Schema of the arguments.', example: { type: 'object', properties: { address: { type: 'string' } } } })
+  @ApiPropertyOptional({ nullable: true, description: 'JSON Schema of the arguments.', example: { type: 'object', properties: { address: { type: 'string' } } } })
   @IsOptional()
   @IsObject()
   parameters?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'Ignored.' })
+  @ApiPropertyOptional({ nullable: true, description: 'Ignored.' })
   @IsOptional()
   @IsObject()
   metadata?: Record<string, unknown>;
@@ -36,12 +38,12 @@ export class AgUiResumeEntryDto {
   @IsIn(['resolved', 'cancelled'])
   status!: 'resolved' | 'cancelled';
 
-  @ApiPropertyOptional({ description: '`{"decision": "approve" | "reject", "reason"?: string}`', example: { decision: 'approve' } })
+  @ApiPropertyOptional({ type: ANY_JSON, description: '`{"decision": "approve" | "reject", "reason"?: string}`', example: { decision: 'approve' } })
   @IsOptional()
   @Allow()
   payload?: unknown;
 
-  @ApiPropertyOptional({ description: 'Ignored.' })
+  @ApiPropertyOptional({ nullable: true, description: 'Ignored.' })
   @IsOptional()
   @IsObject()
   metadata?: Record<string, unknown>;
@@ -66,19 +68,19 @@ export class RunAgentInputDto {
   @MaxLength(255)
   runId!: string;
 
-  @ApiPropertyOptional({ example: '1.0' })
+  @ApiPropertyOptional({ nullable: true, example: '1.0' })
   @IsOptional()
   @IsString()
   @MaxLength(32)
   protocolVersion?: string;
 
-  @ApiPropertyOptional({ description: 'Ignored.' })
+  @ApiPropertyOptional({ nullable: true, description: 'Ignored.' })
   @IsOptional()
   @IsString()
   @MaxLength(255)
   parentRunId?: string;
 
-  @ApiPropertyOptional({ description: 'Ignored (any JSON).' })
+  @ApiPropertyOptional({ type: ANY_JSON, description: 'Ignored (any JSON).' })
   @IsOptional()
   @Allow()
   state?: unknown;
@@ -94,28 +96,30 @@ export class RunAgentInputDto {
   @IsObject({ each: true })
   messages!: Array<Record<string, unknown>>;
 
-  @ApiPropertyOptional({ type: [AgUiToolDto] })
+  @ApiPropertyOptional({ nullable: true, type: [AgUiToolDto] })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(64)
+  @IsObjectItems()
   @ValidateNested({ each: true })
   @Type(() => AgUiToolDto)
   tools?: AgUiToolDto[];
 
-  @ApiPropertyOptional({ type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Ignored.' })
+  @ApiPropertyOptional({ nullable: true, type: 'array', items: { type: 'object', additionalProperties: true }, description: 'Ignored.' })
   @IsOptional()
   @IsArray()
   context?: unknown[];
 
-  @ApiPropertyOptional({ description: 'Ignored (any JSON).' })
+  @ApiPropertyOptional({ type: ANY_JSON, description: 'Ignored (any JSON).' })
   @IsOptional()
   @Allow()
   forwardedProps?: unknown;
 
-  @ApiPropertyOptional({ type: [AgUiResumeEntryDto], description: 'Answers to the approvals of the `interrupt` outcome that ended the previous run of this thread.' })
+  @ApiPropertyOptional({ nullable: true, type: [AgUiResumeEntryDto], description: 'Answers to the approvals of the `interrupt` outcome that ended the previous run of this thread.' })
   @IsOptional()
   @IsArray()
   @ArrayMaxSize(64)
+  @IsObjectItems()
   @ValidateNested({ each: true })
   @Type(() => AgUiResumeEntryDto)
   resume?: AgUiResumeEntryDto[];

@@ -22,6 +22,8 @@ export interface AgUiRunTarget {
   session_id: string;
   /** The run's events after this sequence belong to this AG-UI run (0: all of them). */
   after: number;
+  /** The receipt of the request's user input (`inp_...`, GET /v1/inputs/{id}); absent for resume and tool outputs. */
+  input_id?: string;
 }
 
 export interface AgUiRunRequest {
@@ -96,15 +98,34 @@ export class AgUiRunsService {
       description: t.description ?? '',
       parameters: t.parameters && typeof t.parameters === 'object' ? (t.parameters as Record<string, unknown>) : { type: 'object', properties: {} },
     }));
-    const { run } = await this.inputs.startRun(principal, session.id, { content: [{ type: 'text', text }], clientTools, metadata: { ag_ui_run_id: truncate(req.runId) } });
-    return { run_id: run.id, session_id: session.id, after: 0 };
+    const { run, receipt } = await this.inputs.startRun(principal, session.id, { content: [{ type: 'text', text }], clientTools, metadata: { ag_ui_run_id: truncate(req.runId) } });
+    return { run_id: run.id, session_id: session.id, after: 0, input_id: receipt.id };
   }
 
-  /** `resume`: each entry decides the approval it names (its `interruptId`) on the session's active run. */
+  /**
+   * `resume`: each entry answers the interrupt it names (its `interruptId`) on the session's active
+   * run: an approval (decided), or `ask_user`'s question (an `input_required` interrupt, named by
+   * its tool call id): its payload (`{answer}` or a string) is the session's next input, which
+   * answers it (CONTRACT 17); a cancelled one cancels the run.
+   */
   private async resume(principal: Principal, session: Readonly<SessionProps>, entries: AgUiResumeEntry[]): Promise<AgUiRunTarget> {
     const runId = this.activeRun(session, 'resume');
     const after = await this.feed.head(runId);
+    const asking = (await this.inputs.runView(principal, runId)).run.state.pending.filter((p) => p.status === 'awaiting_input').map((p) => p.tool_call_id);
     for (const entry of entries) {
+      if (asking.includes(entry.interruptId)) {
+        if (entry.status === 'cancelled') {
+          await this.inputs.cancelActive(principal, session.id);
+          continue;
+        }
+        const payload = entry.payload as { answer?: unknown; text?: unknown } | string | undefined;
+        const answer = typeof payload === 'string' ? payload : typeof payload?.answer === 'string' ? payload.answer : typeof payload?.text === 'string' ? payload.text : null;
+        if (answer === null || answer === '') throw invalid('resume', 'an input_required entry needs payload.answer (or a string payload)');
+        const { run } = await this.inputs.startRun(principal, session.id, { content: [{ type: 'text', text: answer }], concurrency: 'steer' });
+        // The question closed meanwhile (answered, cancelled, expired): the input started a run of its own, streamed instead.
+        if (run.id !== runId) return { run_id: run.id, session_id: session.id, after: 0 };
+        continue;
+      }
       const payload = (entry.payload ?? {}) as { decision?: unknown; reason?: unknown };
       let decision: 'approve' | 'reject';
       if (entry.status === 'cancelled') decision = 'reject';

@@ -3,12 +3,17 @@ import type { PublicRunEvent } from '../../events/domain/run-event';
 /** One AG-UI 1.0 event as it goes on the wire (`@ag-ui/core`'s event shapes, camelCase). */
 export type AgUiEvent = { type: string } & Record<string, unknown>;
 
-/** An approval the run waits for: an AG-UI interrupt (`RunFinishedInterruptOutcome.interrupts[]`). */
+/**
+ * What the run waits for, as an AG-UI interrupt (`RunFinishedInterruptOutcome.interrupts[]`): an
+ * approval (`tool_approval`, id = the approval id) or `ask_user`'s question (`input_required`,
+ * id = the tool call id; answered by a resume entry whose payload is the answer, CONTRACT 17).
+ */
 export interface AgUiInterrupt {
   id: string;
-  reason: 'tool_approval';
+  reason: 'tool_approval' | 'input_required';
   message: string;
   toolCallId: string;
+  responseSchema?: Record<string, unknown>;
   expiresAt?: string;
   metadata: { tool_name: string; run_id: string };
 }
@@ -118,15 +123,29 @@ export class AgUiEventMapper {
           metadata: { tool_name: String(d.tool_name), run_id: e.run_id },
         });
         break;
-      case 'run.waiting':
+      case 'run.input_requested':
+        this.interrupts.push({
+          id: String(d.tool_call_id),
+          reason: 'input_required',
+          message: String(d.question ?? ''),
+          toolCallId: String(d.tool_call_id),
+          responseSchema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] },
+          ...(typeof d.expires_at === 'string' ? { expiresAt: d.expires_at } : {}),
+          metadata: { tool_name: 'ask_user', run_id: e.run_id },
+        });
+        break;
+      case 'run.waiting': {
         out.push(...this.closeAll());
-        if (d.status === 'waiting_for_approval' && this.interrupts.length > 0) {
-          out.push(this.finish({ outcome: { type: 'interrupt', interrupts: this.interrupts } }));
+        const reason = d.status === 'waiting_for_approval' ? 'tool_approval' : d.status === 'waiting_for_input' ? 'input_required' : null;
+        const interrupts = this.interrupts.filter((i) => i.reason === reason);
+        if (interrupts.length > 0) {
+          out.push(this.finish({ outcome: { type: 'interrupt', interrupts } }));
         } else {
           const pending = [...this.calls].filter(([, answered]) => !answered).map(([id]) => id);
           out.push(this.finish({ outcome: { type: 'success', ...(pending.length ? { pendingToolCallIds: pending } : {}) } }));
         }
         break;
+      }
       case 'run.finished':
         out.push(...this.closeAll());
         if (d.status === 'completed') out.push(this.finish({ outcome: { type: 'success' } }));

@@ -22,6 +22,10 @@ import { CompatSse } from '../../compat-shared/compat-sse';
 import { audienceOf, SessionEventFeed } from '../../compat-shared/session-event-feed';
 import { SessionHistory } from '../../compat-shared/session-history';
 import { SessionInputs } from '../../compat-shared/session-inputs';
+import { SessionWorkStatusQuery } from '../../sessions/application/queries/session-work-status/session-work-status.query';
+import { InputReceiptDto } from '../../runs/api/dto/run.response.dto';
+import { GetInputReceiptQuery } from '../../runs/application/queries/get-input-receipt/get-input-receipt.query';
+import type { InputReceipt } from '../../runs/domain/input-receipt';
 import { nativeToolOutput } from '../../compat-shared/tool-output';
 import { AgentSessionProjection } from '../domain/agent-session-projection';
 import { InputEvent, InputProblem, parseInputEvents, parseMessages } from '../domain/input-events';
@@ -180,10 +184,12 @@ export class OpenAiAgentsController {
 
   @Post('agents/sessions/:id/events')
   @ApiOperation({
-    summary: 'Submit input events (202, no body)',
+    summary: 'Submit input events (202 with the input receipt)',
     description:
       'A message starts a turn when the session is idle and steers the active turn otherwise; cancel stops the active turn (a tool in flight first); ' +
-      'tool_result answers a pending client function call; approval_result (our extension) decides a pending approval. `Idempotency-Key` is honoured.',
+      'tool_result answers a pending client function call; approval_result (our extension) decides a pending approval. `Idempotency-Key` is honoured. ' +
+      'The 202 body is the message\'s persistent receipt (`{"id":"inp_...","object":"input","disposition","run_id","taken_at",...}`, as GET /v1/inputs/{id}); ' +
+      'several message events: `{"object":"list","data":[receipts]}`; no message event: no body. A replayed Idempotency-Key answers the receipts as they are now.',
   })
   @ApiParam({ name: 'id', example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D' })
   @ApiIdempotencyKey(false)
@@ -202,20 +208,35 @@ export class OpenAiAgentsController {
   ) {
     const events = parseInputEvents(dto);
     await this.inputs.session(principal, id); // 404 before anything else
-    await this.idempotent.execute(req, reply, {}, async () => {
-      for (const e of events) await this.applyInput(principal, id, e);
-      return { status: 202, body: undefined };
+    const refresh = (body: unknown) => this.currentReceipts(principal, body);
+    await this.idempotent.execute(req, reply, { refresh }, async () => {
+      const receipts: InputReceiptDto[] = [];
+      for (const e of events) {
+        const receipt = await this.applyInput(principal, id, e);
+        if (receipt) receipts.push(InputReceiptDto.from(receipt));
+      }
+      const body = receipts.length === 0 ? undefined : receipts.length === 1 ? receipts[0] : { object: 'list', data: receipts };
+      return { status: 202, body };
     });
   }
 
-  private async applyInput(principal: Principal, sessionId: string, e: InputEvent): Promise<void> {
+  /** A stored events answer with its receipts as they are now (CONTRACT section 7). */
+  private async currentReceipts(principal: Principal, body: unknown): Promise<{ body: unknown }> {
+    const now = (r: InputReceiptDto) => this.queries.execute(new GetInputReceiptQuery(principal, r.id)).then((x) => InputReceiptDto.from(x));
+    const b = body as { object?: string; id?: string; data?: InputReceiptDto[] };
+    if (b?.object === 'input' && b.id) return { body: await now(b as unknown as InputReceiptDto) };
+    if (b?.object === 'list' && Array.isArray(b.data)) return { body: { ...b, data: await Promise.all(b.data.map(now)) } };
+    return { body };
+  }
+
+  /** Applies one input event; a message answers its receipt. */
+  private async applyInput(principal: Principal, sessionId: string, e: InputEvent): Promise<InputReceipt | null> {
     switch (e.type) {
       case 'message':
-        await this.inputs.submitMessage(principal, sessionId, e.content as ContentPart[]);
-        return;
+        return (await this.inputs.submitMessage(principal, sessionId, e.content as ContentPart[])).receipt;
       case 'cancel':
         await this.inputs.cancelActive(principal, sessionId);
-        return;
+        return null;
       case 'tool_result': {
         const run = await this.turnOf(principal, sessionId, e.turnId);
         const pending = (run.state.pending ?? []).some((p) => p.tool_call_id === e.callId && p.status === 'awaiting_client');
@@ -226,7 +247,7 @@ export class OpenAiAgentsController {
         await this.inputs.submitToolOutputs(principal, run.id, [
           e.success ? { tool_call_id: e.callId, output: nativeToolOutput(e.output) } : { tool_call_id: e.callId, error: { code: 'tool_failed', message: e.error ?? 'the client tool failed' } },
         ]);
-        return;
+        return null;
       }
       case 'approval_result': {
         const s = await this.inputs.session(principal, sessionId);
@@ -234,7 +255,7 @@ export class OpenAiAgentsController {
         const pending = run && (run.state.pending ?? []).some((p) => p.approval_id === e.approvalId);
         if (!run || !pending) throw new OpenAiRequestError(`Unknown pending approval: ${e.approvalId}`, 'events');
         await this.inputs.decideApproval(principal, run.id, e.approvalId, e.decision, e.reason);
-        return;
+        return null;
       }
     }
   }
@@ -353,8 +374,12 @@ export class OpenAiAgentsController {
   }
 
   private async sessionView(principal: Principal, s: Readonly<SessionProps>) {
-    const [{ agent }, active] = await Promise.all([this.agentOf(principal, s), this.inputs.activeRun(principal, s)]);
-    return toOpenAiSession(s, agent, active);
+    const [{ agent }, active, statuses] = await Promise.all([
+      this.agentOf(principal, s),
+      this.inputs.activeRun(principal, s),
+      s.activeRunId ? null : this.queries.execute(new SessionWorkStatusQuery([s.id])),
+    ]);
+    return toOpenAiSession(s, agent, active, statuses?.get(s.id));
   }
 
   /** The session's pinned agent version (also of a deleted agent or an inline configuration), read once per node. */

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, Logger } from '@nestjs/common';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../../../common/errors/domain-error';
 import { toErrorResponse } from '../../../common/errors/error-envelope';
-import { noteErrorCode } from '../../../common/http/response-error-code';
+import { noteErrorCode } from '../../../common/errors/response-error-code';
 import { InputProblem } from '../domain/input-events';
 
 /**

@@ -36,6 +36,8 @@ interface TurnState {
   calls: Map<string, CallState>;
   /** Call id -> item id, from the completed assistant message that holds the call (it precedes `tool.requested`). */
   callItemIds: Map<string, string>;
+  /** `ask_user`'s open question (run.input_requested), until the run resumes with the answer. */
+  inputRequest?: { callId: string; question: string };
 }
 
 /**
@@ -85,11 +87,33 @@ export class AgentSessionProjection {
     switch (e.type) {
       case 'run.resumed': {
         t.turn = { ...t.turn, status: 'in_progress' };
+        // Answered by an input message (ask_user): the SDK's stream of that input follows the turn
+        // from here, so the turn is announced again (same id) before it goes on.
+        if (t.inputRequest) {
+          t.inputRequest = undefined;
+          t.turn = { ...t.turn, completed_at: null };
+          emit('agent.session.turn.created', this.turnBody());
+        }
         emit('agent.session.turn.in_progress', this.turnBody());
         emit('agent.session.in_progress', { session: this.sessionObject('in_progress', [], at) });
         break;
       }
       case 'run.waiting': {
+        if (d.status === 'waiting_for_input' && t.inputRequest) {
+          // ask_user (CONTRACT 17): the question is the turn's answer so far and the session waits
+          // for its next input message, which answers it (the same turn then goes on).
+          const id = `ask_${t.inputRequest.callId}`;
+          const index = t.nextOutputIndex++;
+          const text = t.inputRequest.question;
+          emit('agent.session.turn.item.added', { ...base, output_index: index, item: this.messageItem(id, '', 'in_progress', null) });
+          emit('agent.session.turn.output_text.delta', { ...base, item_id: id, output_index: index, content_index: 0, delta: text });
+          emit('agent.session.turn.output_text.done', { ...base, item_id: id, output_index: index, content_index: 0, text });
+          emit('agent.session.turn.item.done', { ...base, output_index: index, item: this.messageItem(id, text, 'completed', 'final_answer') });
+          t.turn = { ...t.turn, status: 'completed', completed_at: at };
+          emit('agent.session.turn.completed', { ...this.turnBody(), usage: this.usage });
+          emit('agent.session.idle', { session: this.sessionObject('idle', [], at) });
+          break;
+        }
         t.turn = { ...t.turn, status: 'waiting' };
         emit('agent.session.requires_action', { session: this.sessionObject('requires_action', this.requiredActions(), at) });
         break;
@@ -140,6 +164,10 @@ export class AgentSessionProjection {
         const c: CallState = { itemId: t.callItemIds.get(callId) ?? callId, name, arguments: jsonText(d.arguments), outputIndex: t.nextOutputIndex++, client: this.isClientTool(name), done: false };
         t.calls.set(callId, c);
         emit('agent.session.turn.item.added', { ...base, output_index: c.outputIndex, item: this.callItem(callId, c, 'in_progress') });
+        break;
+      }
+      case 'run.input_requested': {
+        t.inputRequest = { callId: String(d.tool_call_id), question: String(d.question ?? '') };
         break;
       }
       case 'approval.requested': {

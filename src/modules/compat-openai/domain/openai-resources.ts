@@ -1,3 +1,4 @@
+import type { WorkStatus } from '../../sessions/domain/work-status';
 import type { ContentPart } from '../../agents/domain/model-provider';
 import type { ResolvedAgent } from '../../agents/domain/agent-definition';
 import type { ToolDefinition } from '../../agents/domain/tool';
@@ -49,11 +50,17 @@ export function sessionSnapshotOf(s: Readonly<SessionProps>, agent: Record<strin
 }
 
 /** A native session (and its active run, if any) as an `agent.session`. */
-export function toOpenAiSession(s: Readonly<SessionProps>, agent: Record<string, unknown>, active: Readonly<RunProps> | null): OpenAiSession {
-  let status: OpenAiSession['status'] = 'idle';
+/**
+ * `workStatus`: the native session's (CONTRACT section 7). Without an active turn the session shows
+ * its last turn's outcome: a failed, terminated or expired turn is `failed`, never `idle`
+ * (a cancelled or completed one is `idle`).
+ */
+export function toOpenAiSession(s: Readonly<SessionProps>, agent: Record<string, unknown>, active: Readonly<RunProps> | null, workStatus?: WorkStatus): OpenAiSession {
+  let status: OpenAiSession['status'] = workStatus === 'failed' || workStatus === 'terminated' || workStatus === 'expired' ? 'failed' : 'idle';
   const required: RequiredAction[] = [];
   if (active && !['completed', 'failed', 'cancelled', 'expired', 'terminated'].includes(active.status)) {
-    status = active.status === 'waiting_for_tool' || active.status === 'waiting_for_approval' ? 'requires_action' : 'in_progress';
+    // A run waiting for the user's input (ask_user) waits for the session's next input message: idle, as after a turn.
+    status = active.status === 'waiting_for_tool' || active.status === 'waiting_for_approval' ? 'requires_action' : active.status === 'waiting_for_input' ? 'idle' : 'in_progress';
     for (const p of active.state.pending ?? []) {
       if (p.status === 'awaiting_client') {
         required.push({ type: 'function_call', turn_id: active.id, call_id: p.tool_call_id, name: p.tool_name, arguments: jsonText(p.arguments) });

@@ -10,6 +10,8 @@ export interface OpenAiTokenUsage {
   output_tokens: number;
   output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
+  /** Ours (CONTRACT 18): the run's estimated cost, a USD decimal string. */
+  estimated_cost: { amount: string; currency: 'USD' };
 }
 
 export type TurnStatus = 'queued' | 'in_progress' | 'waiting' | 'completed' | 'failed' | 'cancelled';
@@ -83,7 +85,9 @@ export function unixSeconds(d: Date | string | null | undefined): number | null 
   return Math.floor((typeof d === 'string' ? Date.parse(d) : d.getTime()) / 1000);
 }
 
-export function toTokenUsage(u: { input_tokens?: number; output_tokens?: number; cached_input_tokens?: number } | null | undefined): OpenAiTokenUsage | null {
+export function toTokenUsage(
+  u: { input_tokens?: number; output_tokens?: number; cached_input_tokens?: number; reasoning_tokens?: number; estimated_cost?: { amount: string } } | null | undefined,
+): OpenAiTokenUsage | null {
   if (!u) return null;
   const input = u.input_tokens ?? 0;
   const output = u.output_tokens ?? 0;
@@ -91,8 +95,9 @@ export function toTokenUsage(u: { input_tokens?: number; output_tokens?: number;
     input_tokens: input,
     input_tokens_details: { cached_tokens: u.cached_input_tokens ?? 0 },
     output_tokens: output,
-    output_tokens_details: { reasoning_tokens: 0 },
+    output_tokens_details: { reasoning_tokens: u.reasoning_tokens ?? 0 },
     total_tokens: input + output,
+    estimated_cost: { amount: u.estimated_cost?.amount ?? '0', currency: 'USD' },
   };
 }
 
@@ -112,6 +117,10 @@ export function turnStatusOf(status: string): TurnStatus {
       return 'in_progress';
     case 'waiting_for_approval':
     case 'waiting_for_tool':
+    case 'waiting_for_input':
+    case 'waiting_for_callback':
+    case 'waiting_for_timer':
+    case 'waiting_for_quota':
       return 'waiting';
     case 'completed':
       return 'completed';

@@ -4,8 +4,8 @@ import { RUN_EVENT_TYPES, type RunEventType } from '../../events/domain/run-even
 /**
  * The OpenAPI schemas of events and message content parts: the envelope of each event type with
  * its own `data` schema, all under one `RunEvent` union with a discriminator on `type`, and the
- * content parts likewise (`ContentPart`, discriminated by `type`). Added to the document by
- * `finalizeOpenApiDocument`; the typed client's event map is generated from them.
+ * content parts likewise (`ContentPart`, discriminated by `type`). app.factory.ts hands them to
+ * `setupOpenApi`, which adds them to the document; the typed client's event map is generated from them.
  *
  * `run.input` (a steered input a run took into its next model turn) is part of the contract's
  * event list; it is documented here whether or not this build emits it yet.
@@ -30,17 +30,22 @@ const MEMBER_REDACTION =
   'Members see a private tool\'s value as `{"redacted": true}`; keys that look secret (`password`, `secret`, `token`, `api_key`, `authorization`) as `"***"` at any depth.';
 
 const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled', 'expired', 'terminated'];
-const TERMINATION_REASONS = ['max_steps', 'deadline', 'token_budget', 'tool_budget', 'loop_detected'];
+const TERMINATION_REASONS = ['max_steps', 'deadline', 'token_budget', 'tool_budget', 'cost_budget', 'loop_detected'];
 const RUN_ERROR_CODES = [
   'model_error',
   'model_timeout',
   'model_refusal',
+  'model_rate_limited',
+  'context_length_exceeded',
+  'model_auth_failed',
   'tool_failed',
   'tool_timeout',
   'tool_not_found',
   'invalid_tool_arguments',
   'outcome_unknown',
   'approval_expired',
+  'input_expired',
+  'access_revoked',
   'internal_error',
 ];
 const RISKS = ['auto', 'suggest', 'approve'];
@@ -73,11 +78,20 @@ const SHARED: Record<string, SchemaObject> = {
     },
     'Why a tool call failed.',
   ),
+  EstimatedCost: obj(
+    {
+      amount: { type: 'string', pattern: '^\\d+(\\.\\d+)?$', description: 'USD, a decimal string (exact: never a binary float), from the model prices of GET /v1/models.', example: '0.001234' },
+      currency: { type: 'string', enum: ['USD'], example: 'USD' },
+    },
+    'The estimated cost of the model calls so far: uncached input at the input price, cached input at the cached price, output (reasoning included) at the output price. Failed and cancelled runs count what they used.',
+  ),
   Usage: obj(
     {
       input_tokens: int('Tokens sent to the model (1 per 4 characters with the scripted model).', 42),
       output_tokens: int('Tokens the model produced.', 17),
-      cached_input_tokens: int('Input tokens the provider served from its cache.', 0),
+      cached_input_tokens: int('Input tokens the provider served from its cache (part of input_tokens).', 0),
+      reasoning_tokens: int('Output tokens the model spent reasoning (part of output_tokens).', 0),
+      estimated_cost: ref('EstimatedCost'),
       model_calls: int('Model calls so far.', 2),
       tool_calls: int('Tool calls so far.', 1),
     },
@@ -89,8 +103,19 @@ const SHARED: Record<string, SchemaObject> = {
 export const EVENT_DATA_SCHEMAS: Record<DocumentedEventType, SchemaObject> = {
   'run.started': obj({ status: { type: 'string', enum: ['running'] } }),
   'run.waiting': obj({
-    status: { type: 'string', enum: ['waiting_for_approval', 'waiting_for_tool'] },
-    reason: { type: 'string', enum: ['approval_required', 'client_tool'], description: '`approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output.' },
+    status: { type: 'string', enum: ['waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'waiting_for_callback', 'waiting_for_timer', 'waiting_for_quota'] },
+    reason: {
+      type: 'string',
+      enum: ['approval_required', 'client_tool', 'input_required', 'callback', 'timer', 'quota'],
+      description:
+        '`approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output; `input_required`: `ask_user` awaits the next user input; ' +
+        "`callback`: an http tool's result comes by callback; `timer`: `wait`/`wait_until` sleeps; `quota`: the tenant's spend limit is reached (the run continues when it allows).",
+    },
+  }),
+  'run.input_requested': obj({
+    question: str('What `ask_user` asks; the next user input to the session answers it (as the tool\'s result) and the same run continues.', 'Which order do you mean?'),
+    tool_call_id: ids.toolCall,
+    expires_at: dateTime('Unanswered until then (INPUT_TTL_MS), the run is `expired`.'),
   }),
   'run.resumed': obj({ status: { type: 'string', enum: ['running'] } }),
   'run.cancel_requested': obj({ requested_by: str('The subject that asked for the cancel.', 'user_dev') }),

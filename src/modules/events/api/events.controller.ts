@@ -8,8 +8,8 @@ import { Principal } from '../../../common/auth/principal';
 import { DomainError } from '../../../common/errors/domain-error';
 import { ApiErrors } from '../../../common/errors/error.dto';
 import { Metrics } from '../../../common/metrics/metrics';
-import { GetSessionQuery } from '../../sessions/application/queries/get-session/get-session.query';
 import { GetRunOwnerQuery } from '../application/get-run-owner.query';
+import { GetSessionOwnerQuery } from '../application/get-session-owner.query';
 import { HUB_FIRST_PAGE_SIZE, Prefetched, Reservation, StreamHub, StreamKind, Subscription } from '../application/stream-hub';
 import { ToolVisibilityResolver } from '../application/tool-visibility';
 import { projectEvent } from '../domain/event-projector';
@@ -172,8 +172,8 @@ export class EventsController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
-    const session = await this.queries.execute(new GetSessionQuery(principal, id));
-    await this.serve('session', session.id, false, principal, q, req, reply);
+    const owner = await this.queries.execute(new GetSessionOwnerQuery(principal, id));
+    await this.serve('session', owner.sessionId, false, principal, q, req, reply);
   }
 
   private async serve(

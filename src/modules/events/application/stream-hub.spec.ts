@@ -1,4 +1,4 @@
-import { EventNotification, NotificationListener, Notifier } from '../domain/notifier';
+import { EventNotification, NotificationListener, Notifier, NotifierState } from '../domain/notifier';
 import { EventStore, EventStreamOwner, NewRunEvent, StoredRunEvent } from '../domain/run-event';
 import { HUB_FIRST_PAGE_SIZE, HUB_PAGE_SIZE, StreamHub } from './stream-hub';
 import { RecentEvents } from './recent-events';
@@ -46,6 +46,9 @@ class FakeStore extends EventStore {
 class FakeNotifier extends Notifier {
   listener: NotificationListener | null = null;
   async announce(): Promise<void> {}
+  state(): NotifierState {
+    return { kind: 'in_process', connected: true, degraded: false };
+  }
   subscribe(l: NotificationListener): () => void {
     this.listener = l;
     return () => (this.listener = null);

@@ -26,6 +26,12 @@ const TABLE: Row[] = [
   { name: 'run.resumed', type: 'run.resumed', data: { status: 'running' }, member: { status: 'running' } },
   { name: 'run.cancel_requested', type: 'run.cancel_requested', data: { requested_by: 'user_a1' }, member: { requested_by: 'user_a1' } },
   { name: 'run.input', type: 'run.input', data: { message_id: 'msg_2' }, member: { message_id: 'msg_2' } },
+  {
+    name: 'run.input_requested (the question is for the user: never redacted)',
+    type: 'run.input_requested',
+    data: { question: 'Which order?', tool_call_id: 'call_1', expires_at: '2026-01-01T00:00:00.000Z' },
+    member: { question: 'Which order?', tool_call_id: 'call_1', expires_at: '2026-01-01T00:00:00.000Z' },
+  },
   { name: 'message.started', type: 'message.started', data: { message_id: 'msg_1', role: 'assistant' }, member: { message_id: 'msg_1', role: 'assistant' } },
   {
     name: 'message.delta (text is never redacted)',

@@ -83,6 +83,7 @@ export function projectData(e: Pick<StoredRunEvent, 'type' | 'data'>, audience: 
     case 'run.resumed':
     case 'run.cancel_requested':
     case 'run.input':
+    case 'run.input_requested':
     case 'message.started':
     case 'message.delta':
     case 'usage':

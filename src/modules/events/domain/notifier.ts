@@ -20,9 +20,19 @@ export interface NotificationListener {
   onResync(): void;
 }
 
+/** What /readyz and the metrics say about the notifier. */
+export interface NotifierState {
+  kind: 'in_process' | 'postgres' | 'nats';
+  /** The cross-node channel is up (always true in-process). */
+  connected: boolean;
+  /** Streams are kept up to date by reading the database on a timer (the channel is down). */
+  degraded: boolean;
+}
+
 /**
  * Port: fan-out signal between writers and stream hubs (on this node or any node).
- * `announce` is called inside the writing transaction and delivers only if it commits.
+ * `announce` is called inside the writing transaction and delivers only if it commits, never
+ * before the commit (a subscriber must find the rows).
  */
 export abstract class Notifier {
   /**
@@ -33,6 +43,7 @@ export abstract class Notifier {
   readonly inlineChannel: string | null = null;
   abstract announce(n: EventNotification): Promise<void>;
   abstract subscribe(listener: NotificationListener): () => void;
+  abstract state(): NotifierState;
 }
 
 const SEP = '|';

@@ -5,6 +5,7 @@ export const RUN_EVENT_TYPES = [
   'run.resumed',
   'run.cancel_requested',
   'run.input',
+  'run.input_requested',
   'message.started',
   'message.delta',
   'message.completed',

@@ -1,6 +1,6 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
-import { EventNotification, NotificationListener, Notifier } from '../domain/notifier';
+import { EventNotification, NotificationListener, Notifier, NotifierState } from '../domain/notifier';
 
 /**
  * Single-node notifier (the embedded database: LISTEN/NOTIFY does not cross pglite-socket
@@ -22,6 +22,10 @@ export class InProcessNotifier extends Notifier {
   subscribe(listener: NotificationListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  state(): NotifierState {
+    return { kind: 'in_process', connected: true, degraded: false };
   }
 
   private emit(n: EventNotification): void {

@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
-import { decodeNotification, encodeNotification, EventNotification, NotificationListener, Notifier } from '../domain/notifier';
+import { decodeNotification, encodeNotification, EventNotification, NotificationListener, Notifier, NotifierState } from '../domain/notifier';
 
 export const NOTIFY_CHANNEL = 'run_events';
 const BACKOFF_MIN_MS = 100;
@@ -57,6 +57,11 @@ export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationS
   /** True while the LISTEN connection is up (for tests and readiness). */
   get connected(): boolean {
     return this.client !== null;
+  }
+
+  state(): NotifierState {
+    // While the LISTEN connection is down, streams wait for the resync that follows its return.
+    return { kind: 'postgres', connected: this.connected, degraded: false };
   }
 
   /** Drops the LISTEN connection as a network failure would (tests). */

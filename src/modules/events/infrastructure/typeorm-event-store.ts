@@ -6,7 +6,7 @@ import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { EventAppendParts, GuardedEventAppend } from './event-append-parts';
 import { Metrics } from '../../../common/metrics/metrics';
 import { newId } from '../../../common/ids/ids';
-import { EventStreamState, EventStreams, PurgeResult } from '../domain/event-streams';
+import { EventStreamState, EventStreams, PartitionDropResult, PurgeResult } from '../domain/event-streams';
 import { Notifier } from '../domain/notifier';
 import { EventStore, EventStreamOwner, NewRunEvent, RunEventType, StoredRunEvent } from '../domain/run-event';
 
@@ -218,9 +218,34 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
     return { lastSequence: Number(rows[0].last_sequence), purgedThrough: Number(rows[0].purged_through) };
   }
 
+  async ensurePartitions(widthDays: number, until: Date): Promise<number> {
+    const rows: Array<{ n: number }> = await this.uow.manager.query(`SELECT run_events_create_partitions($1, $2) AS n`, [widthDays, until]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async dropExpiredPartitions(cutoff: Date): Promise<PartitionDropResult> {
+    const parts: Array<{ name: string }> = await this.uow.manager.query(
+      `SELECT name FROM run_events_partition_bounds() WHERE upper <= $1 ORDER BY upper`,
+      [cutoff],
+    );
+    const out: PartitionDropResult = { partitions: 0, events: 0, postponed: 0 };
+    for (const { name } of parts) {
+      // One transaction per partition (the function's): its streams' purged_through and the drop commit together.
+      const rows: Array<{ n: string | null }> = await this.uow.manager.query(`SELECT run_events_drop_partition($1, $2) AS n`, [name, cutoff]);
+      if (rows[0]?.n === null || rows[0]?.n === undefined) out.postponed++;
+      else {
+        out.partitions++;
+        out.events += Number(rows[0].n);
+      }
+    }
+    return out;
+  }
+
   async purgeFinishedRuns(cutoff: Date, maxRuns: number): Promise<PurgeResult> {
+    // Only the default partition (rows no time partition took, e.g. written before the service
+    // created one): every other partition goes whole (dropExpiredPartitions).
     const runs: Array<{ run_id: string }> = await this.uow.manager.query(
-      `SELECT run_id FROM run_events WHERE type = 'run.finished' AND occurred_at < $1 ORDER BY occurred_at ASC LIMIT $2`,
+      `SELECT run_id FROM run_events_default WHERE type = 'run.finished' AND occurred_at < $1 ORDER BY occurred_at ASC LIMIT $2`,
       [cutoff, maxRuns],
     );
     let events = 0;
@@ -228,7 +253,7 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
       events += await this.uow.run(async (m) => {
         const deleted = rowsOf<{ session_id: string; seq: string; sseq: string; n: string }>(
           await m.query(
-            `WITH d AS (DELETE FROM run_events WHERE run_id = $1 RETURNING session_id, sequence, session_sequence)
+            `WITH d AS (DELETE FROM run_events_default WHERE run_id = $1 RETURNING session_id, sequence, session_sequence)
              SELECT session_id, max(sequence) AS seq, max(session_sequence) AS sseq, count(*) AS n FROM d GROUP BY session_id`,
             [runId],
           ),

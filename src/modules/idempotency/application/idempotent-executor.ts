@@ -7,7 +7,7 @@ import { BatchWrite, UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError } from '../../../common/errors/domain-error';
 import { toErrorResponse } from '../../../common/errors/error-envelope';
 import { fingerprintOf, isStorableError, isValidIdempotencyKey, scopeOf } from '../domain/fingerprint';
-import { errorCodeInBody, noteErrorCode } from '../../../common/http/response-error-code';
+import { errorCodeInBody, noteErrorCode } from '../../../common/errors/response-error-code';
 import { IdempotencyStore, SecretRef, StoredResponse } from '../domain/idempotency.store';
 
 /** What an operation answers: status, JSON body, extra headers. */
@@ -69,6 +69,11 @@ export interface IdempotencyOptions {
   batch?: boolean;
   /** The response carries a secret: it is not stored, a replay fills it back in (see `SecretInResponse`). */
   secret?: SecretInResponse;
+  /**
+   * A replayed 2xx answers what the stored body describes as it is NOW (an input's receipt:
+   * CONTRACT section 7): given the stored body, the body to send and headers that replace stored ones.
+   */
+  refresh?: (body: unknown) => Promise<{ body: unknown; headers?: Record<string, string> }>;
 }
 
 type Req = FastifyRequest & { principal?: Principal };
@@ -221,6 +226,10 @@ export class IdempotentExecutor {
 
   /** A stored response as a replay sends it: a secret it referred to filled back in, if still current. */
   private async replayed(r: StoredResponse, options: IdempotencyOptions): Promise<StoredResponse> {
+    if (options.refresh && r.body !== null && r.status < 300) {
+      const now = await options.refresh(JSON.parse(r.body));
+      r = { ...r, body: JSON.stringify(now.body), headers: { ...r.headers, ...now.headers } };
+    }
     if (!r.secretRef || r.body === null) return r;
     if (!options.secret) throw new Error('a stored response refers to a secret, but the route resolves none');
     const resolved = await options.secret.rehydrate(r.secretRef);

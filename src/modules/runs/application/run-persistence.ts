@@ -4,8 +4,9 @@ import { Metrics } from '../../../common/metrics/metrics';
 import { MessageWrite } from '../../sessions/domain/message';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { SessionRepository } from '../../sessions/domain/session.repository';
-import { ApprovalGate } from '../domain/approval-gate';
+import { ApprovalsPort } from './approvals-port';
 import { Run, SteeredInput } from '../domain/run.aggregate';
+import { decide, DecideEnv, FollowUpRun } from '../domain/run-decider';
 import { AppConfig } from '../../../common/config/app-config';
 import { newId } from '../../../common/ids/ids';
 import { RunRepository } from '../domain/run.repository';
@@ -16,6 +17,15 @@ export function endReasonOf(run: Run): string | null {
   const p = run.propsForPersistence();
   return p.terminationReason ?? p.error?.code ?? null;
 }
+
+/** A rule over an ended run reads neither the clock nor tools and makes no ids. */
+const NO_ENV: DecideEnv = {
+  now: 0,
+  newId: () => {
+    throw new Error('an ended run makes no ids');
+  },
+  tool: () => null,
+};
 
 /**
  * Saves a run (row + events) and keeps the session's `active_run_id` / `last_active_at` true in
@@ -34,7 +44,7 @@ export class RunPersistence {
     private readonly messages: MessageRepository,
     private readonly signals: RunSignals,
     private readonly config: AppConfig,
-    @Optional() private readonly approvals?: ApprovalGate,
+    private readonly approvals: ApprovalsPort,
     @Optional() private readonly metrics?: Metrics,
   ) {}
 
@@ -53,28 +63,44 @@ export class RunPersistence {
     await this.write(run, undefined, message);
   }
 
-  /** Queued runs (as of their steer) for the inputs an ended run left; each message then names its run. */
-  private async startRunsFor(ended: Run, inputs: SteeredInput[]): Promise<void> {
+  /**
+   * Carries out the decider's follow-up of an ended run's leftover input: ONE queued run (as of
+   * its first input's steer, with that input's configuration) whose user message is the first
+   * input and whose inbox is the rest, in commit order; all their messages name it. The ended
+   * run's inbox is emptied.
+   */
+  private async queueFollowUp(ended: Run, { first, rest }: FollowUpRun): Promise<void> {
     const p = ended.propsForPersistence();
-    for (const i of inputs) {
-      const run = Run.create({
-        id: newId('run'),
-        tenantId: p.tenantId,
-        subjectId: p.subjectId,
-        sessionId: p.sessionId,
-        agent: p.agent,
-        model: i.model,
-        userMessageId: i.message_id,
-        limits: i.limits,
-        metadata: i.metadata,
-        now: new Date(i.accepted_at),
-        queueTtlMs: this.config.runQueueTtlMs,
-      });
-      await this.runs.insert(run);
-      await this.messages.reassign(i.message_id, run.id);
-    }
+    const run = Run.create({
+      id: newId('run'),
+      tenantId: p.tenantId,
+      subjectId: p.subjectId,
+      sessionId: p.sessionId,
+      agent: p.agent,
+      model: first.model,
+      userMessageId: first.message_id,
+      limits: first.limits,
+      metadata: first.metadata,
+      // Queued as of its first input's acceptance (ahead of runs enqueued after that input), but
+      // never before the run it follows: an acceptance time is read before the session lock, so
+      // it may be older than that run's own creation (FIFO is by (created_at, id)).
+      now: new Date(Math.max(Date.parse(first.accepted_at), p.createdAt.getTime())),
+      queueTtlMs: this.config.runQueueTtlMs,
+      inbox: rest,
+    });
+    await this.runs.insert(run);
+    const ids = [first, ...rest].map((i) => i.message_id);
+    await this.messages.reassignAll(ids, run.id);
+    // Their receipts now name the run that takes them (CONTRACT section 7).
+    await this.runs.followUpReceipts(ids, run.id);
     await this.runs.clearInbox(ended.id);
     await this.sessions.setActiveRun(p.sessionId, await this.runs.findActiveInSession(p.sessionId), new Date());
+  }
+
+  /** The decider's `reject_inputs`: receipts `rejected`, the ended run's inbox emptied. */
+  private async rejectInputs(ended: Run, inputs: readonly SteeredInput[]): Promise<void> {
+    for (const i of inputs) await this.runs.rejectReceipt(i.message_id);
+    await this.runs.clearInbox(ended.id);
   }
 
   private async write(run: Run, inTx: (() => Promise<void>) | undefined, message: MessageWrite | undefined): Promise<void> {
@@ -134,16 +160,18 @@ export class RunPersistence {
       await this.runs.save(run, { message, settleSession: settleAt });
       if (endedNow) {
         // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
-        if (run.endedAwaitingApproval) await this.approvals?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
+        if (run.endedAwaitingApproval) await this.approvals.gate?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
         if (!settleAt) {
           const next = await this.runs.findActiveInSession(run.owner.sessionId);
           await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
         }
-        // Input steered to it that it did not take is never dropped: a run for each, as if enqueued.
+        // Input steered to it that it did not take: the decider says what becomes of it.
         const leftover = others.inbox.filter((i) => !taken.includes(i.message_id));
-        if (leftover.length > 0) await this.startRunsFor(run, leftover);
+        const next = decide(run.propsForPersistence(), { type: 'leftover_inputs', inputs: leftover }, NO_ENV).effect;
+        if (next.type === 'queue_follow_up') await this.queueFollowUp(run, next.run);
+        if (next.type === 'reject_inputs') await this.rejectInputs(run, next.inputs);
         // The session's next run may start now: wake the worker (it also polls).
-        if (others.othersActive || leftover.length > 0) this.uow.afterCommit(() => this.signals.workAvailable());
+        if (others.othersActive || next.type === 'queue_follow_up') this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });
   }

@@ -5,7 +5,7 @@ import { EventStore } from '../../events/domain/run-event';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunResponseDto, toRunResponse } from '../api/dto/run.response.dto';
 import { RunProps } from '../domain/run.aggregate';
-import { isTerminal } from '../domain/run-status';
+import { isTerminal, isWaiting } from '../domain/run-status';
 import { GetRunViewQuery } from './queries/get-run-view/get-run-view.query';
 import { ToolArgumentsRedactor } from './tool-arguments-redactor';
 
@@ -45,7 +45,7 @@ export class RunViews {
     let delay = 20;
     for (;;) {
       const { run, lastSequence } = await this.queries.execute(new GetRunViewQuery(principal, runId));
-      const settled = isTerminal(run.status) || run.status === 'waiting_for_approval' || run.status === 'waiting_for_tool';
+      const settled = isTerminal(run.status) || isWaiting(run.status);
       if (settled || Date.now() >= until) {
         const view = this.render(principal, run, lastSequence);
         if (settled) {

@@ -1,4 +1,4 @@
-import { emptyRunState } from './run.aggregate';
+import { emptyLoopState } from './run.aggregate';
 import { contextOf } from './model-context';
 
 type M = { id: string; sequence: number; runId: string | null; role: string; status: string };
@@ -19,12 +19,12 @@ describe('contextOf: the model context of a run from its session history', () =>
   ];
 
   it('keeps the history up to the input and what the run added; untaken steers and later runs stay out', () => {
-    const run = { id: 'run_1', userMessageId: 'u1', state: emptyRunState() };
+    const run = { id: 'run_1', userMessageId: 'u1', state: emptyLoopState() };
     expect(contextOf(history, run).map((x) => x.id)).toEqual(['u0', 'a0', 'u1', 'a1', 't1', 'a2']);
   });
 
   it('puts a taken steer right before the message of the turn that took it (after the tool result), or last for the turn now beginning', () => {
-    const state = { ...emptyRunState(), inputs: [{ message_id: 's1', before: 'a2' }, { message_id: 's2', before: 'msg_now' }] };
+    const state = { ...emptyLoopState(), inputs: [{ message_id: 's1', before: 'a2' }, { message_id: 's2', before: 'msg_now' }] };
     expect(contextOf(history, { id: 'run_1', userMessageId: 'u1', state }).map((x) => x.id)).toEqual(['u0', 'a0', 'u1', 'a1', 't1', 's1', 'a2', 's2']);
   });
 });

@@ -1,4 +1,4 @@
-import type { RunProps } from './run.aggregate';
+import type { RunState } from './run-state';
 
 /**
  * The model context of a run from its session's history: everything up to the run's input, plus
@@ -8,7 +8,7 @@ import type { RunProps } from './run.aggregate';
  */
 export function contextOf<M extends { id: string; sequence: number; runId: string | null; role: string; status: string }>(
   history: M[],
-  run: Pick<RunProps, 'id' | 'userMessageId' | 'state'>,
+  run: Pick<RunState, 'id' | 'userMessageId' | 'state'>,
 ): M[] {
   const inputSeq = history.find((m) => m.id === run.userMessageId)?.sequence ?? Number.MAX_SAFE_INTEGER;
   const taken = new Map(run.state.inputs.map((i) => [i.message_id, i.before]));

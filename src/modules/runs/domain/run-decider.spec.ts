@@ -1,7 +1,7 @@
 import { DomainError } from '../../../common/errors/domain-error';
 import { newTestRun } from '../../../../test/helpers/run-fixture';
-import { DEFAULT_LIMITS, PendingToolCall, RunProps, SteeredInput } from './run.aggregate';
-import { decide, DecideEnv, Effect, evolve, Observation, RunEvent, ToolFacts } from './run-decider';
+import { DEFAULT_LIMITS, PendingToolCall, RunState, SteeredInput } from './run-state';
+import { admit, ConcurrencyMode, decide, DecideEnv, Effect, evolve, NextCallEstimate, Observation, QuotaStatus, RunEvent, ToolFacts, toolRetryDelayMs } from './run-decider';
 
 /**
  * The loop's rules as tables: given(events).when(observation).then(events, effect). The state a
@@ -14,15 +14,33 @@ const TOOLS: Record<string, ToolFacts> = {
   create_ticket: { risk: 'approve', executor: 'server', idempotent: false },
   slow_tool: { risk: 'auto', executor: 'server', idempotent: false },
   lookup_customer: { risk: 'auto', executor: 'client', idempotent: false },
+  ask_user: { risk: 'auto', executor: 'server', idempotent: false, pause: 'input' },
+  wait: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
+  wait_until: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
+  hook_tool: { risk: 'auto', executor: 'server', idempotent: true, callback_timeout_ms: 60_000 },
 };
+const HASH = 'a'.repeat(64);
 
-function initial(limits: Partial<RunProps['limits']> = {}): RunProps {
-  return newTestRun({ userMessageId: 'msg_in', limits, now: new Date(T0), queueTtlMs: 3_600_000 }).snapshot() as RunProps;
+function initial(limits: Partial<RunState['limits']> = {}): RunState {
+  // The decider's state is the run without its version.
+  const { version: _version, ...state } = newTestRun({ userMessageId: 'msg_in', limits, now: new Date(T0), queueTtlMs: 3_600_000 }).snapshot();
+  return state;
 }
 
-function env(now = T0 + 1000): DecideEnv {
+function env(now = T0 + 1000, nextCall?: NextCallEstimate, quota?: QuotaStatus, ownerAccess?: boolean): DecideEnv {
   let n = 0;
-  return { now, newId: (p) => `${p}_${++n}`, tool: (name) => TOOLS[name] ?? null, approvalsAvailable: true, approvalTtlMs: 60_000 };
+  return {
+    now,
+    newId: (p) => `${p}_${++n}`,
+    tool: (name) => TOOLS[name] ?? null,
+    approvalsAvailable: true,
+    approvalTtlMs: 60_000,
+    inputTtlMs: 3_600_000,
+    newSecret: () => ({ token: 'cbt_secret', hash: HASH }),
+    ...(nextCall ? { nextCall } : {}),
+    ...(quota ? { quota } : {}),
+    ...(ownerAccess !== undefined ? { ownerAccess } : {}),
+  };
 }
 
 const started: RunEvent = { type: 'started', at: T0 };
@@ -42,6 +60,8 @@ const call = (name: string, id = 'call_1', args: unknown = {}): PendingToolCall 
 const requested = (...calls: PendingToolCall[]): RunEvent => ({ type: 'tools_requested', calls });
 const toolStarted = (id = 'call_1', attempt = 1): RunEvent => ({ type: 'tool_started', tool_call_id: id, attempt });
 const input = (id: string): SteeredInput => ({ message_id: id, accepted_at: new Date(T0).toISOString(), model: 'scripted', limits: DEFAULT_LIMITS, metadata: {} });
+/** 50 steered inputs in commit order (msg_l0 .. msg_l49). */
+const FIFTY = Array.from({ length: 50 }, (_, i) => input(`msg_l${i}`));
 /** A run whose turn asked for create_ticket (risk approve), waiting for approval apr_1. */
 const awaitingApproval: RunEvent[] = [
   started,
@@ -62,21 +82,65 @@ const turnOutcome = (o: Partial<Extract<Observation, { type: 'model_turn_ended' 
   ...o,
 });
 
-function given(events: RunEvent[], start = initial()): RunProps {
+function given(events: RunEvent[], start = initial()): RunState {
   return events.reduce(evolve, start);
 }
 
 interface Row {
   name: string;
   given: RunEvent[];
-  limits?: Partial<RunProps['limits']>;
+  limits?: Partial<RunState['limits']>;
   when: Observation;
   now?: number;
+  /** The executor's estimate of the next model call (limits.max_cost). */
+  next?: NextCallEstimate;
+  /** The tenant's spend limit as the environment reports it. */
+  quota?: QuotaStatus;
+  /** The claim's access re-check of a queued run (false: the owner's key was revoked). */
+  ownerAccess?: boolean;
   /** Expected events: a prefix-free list of types, or (for detail) the events themselves. */
   then: Array<RunEvent['type'] | Partial<RunEvent>>;
   effect: Partial<Effect>;
   /** Checks of the state after the events. */
-  state?: (s: RunProps) => void;
+  state?: (s: RunState) => void;
+}
+
+/** The next call's estimate of the cost rows, and a run that spent 0.0012 on its first turn (a tool turn, resolved). */
+const NEXT_CALL: NextCallEstimate = { input_tokens: 1000, max_output_tokens: 4096, price: { input_per_mtok: '1', output_per_mtok: '2' } };
+const spent: RunEvent[] = [
+  started,
+  turn(),
+  ended('msg_a', { input_tokens: 200, output_tokens: 500, cached_input_tokens: 0, cost: '0.0012' } as typeof zero),
+  requested({ ...call('get_time'), status: 'completed' }),
+  { type: 'pending_cleared' },
+];
+
+/** The events of a pause as its rule decides them (at T0 + 1000 with `env()`). */
+function pauseFor(kind: 'input' | 'timer' | 'timer_past_deadline' | 'quota'): RunEvent[] {
+  const at = T0 + 1000;
+  switch (kind) {
+    case 'input':
+      return [{ type: 'input_requested', tool_call_id: 'call_1', question: 'q', at, expires_at: at + 3_600_000 }, { type: 'waiting', status: 'waiting_for_input', reason: 'input_required' }];
+    case 'timer':
+      return [{ type: 'timer_set', tool_call_id: 'call_1', at, until: at + 30_000, requested_until: at + 30_000 }, { type: 'waiting', status: 'waiting_for_timer', reason: 'timer' }];
+    case 'timer_past_deadline':
+      return [{ type: 'timer_set', tool_call_id: 'call_1', at, until: T0 + 300_000, requested_until: T0 + 86_400_000 }, { type: 'waiting', status: 'waiting_for_timer', reason: 'timer' }];
+    case 'quota':
+      return [{ type: 'quota_reached', at, resets_at: T0 + 86_400_000, details: {} }, { type: 'waiting', status: 'waiting_for_quota', reason: 'quota' }];
+  }
+}
+const finishedEvent = (status: 'cancelled' | 'completed'): RunEvent => ({ type: 'finished', status, at: T0 });
+/** A run whose hook_tool answered 202: waiting for its callback (token hash HASH). */
+function callbackWaiting(): RunEvent[] {
+  return [
+    started,
+    turn(),
+    ended(),
+    requested(call('hook_tool')),
+    { type: 'tool_started', tool_call_id: 'call_1', attempt: 1, callback_token_hash: HASH },
+    { type: 'callback_awaited', tool_call_id: 'call_1', at: T0 + 1000, expires_at: T0 + 61_000 },
+    { type: 'waiting', status: 'waiting_for_callback', reason: 'callback' },
+  ];
 }
 
 const finishedWith = (status: string, more: Record<string, unknown> = {}) => ({ type: 'finished' as const, status, ...more }) as Partial<RunEvent>;
@@ -137,6 +201,60 @@ const TABLE: Row[] = [
     given: [started, turn()],
     when: turnOutcome({ tool_calls: [{ id: 'call_1', name: 'get_time', arguments: {} }] }),
     then: ['turn_ended', finishedWith('terminated', { reason: 'token_budget', final_message_id: null })],
+    effect: { type: 'finish' },
+  },
+  // ---- the cost budget (limits.max_cost): 1000 input tokens at 1/M + 4096 output at 2/M = 0.009192
+  {
+    name: 'cost budget: a call whose estimate fits is made',
+    limits: { max_cost: '0.01' },
+    next: NEXT_CALL,
+    given: [started],
+    when: { type: 'tick' },
+    then: ['turn_begun'],
+    effect: { type: 'call_model' },
+  },
+  {
+    name: 'cost budget: a call that would take the run exactly to max_cost is made',
+    limits: { max_cost: '0.010392' },
+    next: NEXT_CALL,
+    given: spent,
+    when: { type: 'tick' },
+    then: ['turn_begun'],
+    effect: { type: 'call_model' },
+  },
+  {
+    name: 'cost budget: the call that would exceed it is not made, the run is terminated',
+    limits: { max_cost: '0.01' },
+    next: NEXT_CALL,
+    given: spent,
+    when: { type: 'tick' },
+    then: [finishedWith('terminated', { reason: 'cost_budget' })],
+    effect: { type: 'finish' },
+    state: (s) => expect([s.status, s.terminationReason, s.usage.model_calls, s.usage.estimated_cost.amount]).toEqual(['terminated', 'cost_budget', 1, '0.0012']),
+  },
+  {
+    name: 'cost budget: none set, the same call is made',
+    next: NEXT_CALL,
+    given: spent,
+    when: { type: 'tick' },
+    then: ['turn_begun'],
+    effect: { type: 'call_model' },
+  },
+  {
+    name: 'cost budget: a model without a price costs nothing, its call is made',
+    limits: { max_cost: '0.0012' },
+    next: { input_tokens: 1000, max_output_tokens: 4096 },
+    given: spent,
+    when: { type: 'tick' },
+    then: ['turn_begun'],
+    effect: { type: 'call_model' },
+  },
+  {
+    name: 'cost budget: without an estimate, a run that already spent past it is terminated',
+    limits: { max_cost: '0.001' },
+    given: spent,
+    when: { type: 'tick' },
+    then: [finishedWith('terminated', { reason: 'cost_budget' })],
     effect: { type: 'finish' },
   },
   {
@@ -231,6 +349,21 @@ const TABLE: Row[] = [
   {
     name: 'a non-idempotent tool is not run again after a retryable failure: the failure is its outcome (CONTRACT section 13)',
     given: [started, turn(), ended(), requested(call('slow_tool')), toolStarted('call_1', 1)],
+    when: { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: false, error: { code: 'tool_failed', message: 'flaky', retryable: true } }, duration_ms: 1 },
+    then: ['tool_finished'],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'a retry waits first: the backoff of attempt 2 is 250..500 ms (jittered), of attempt 3 500..1000 ms',
+    given: [started, turn(), ended(), requested(call('get_time')), toolStarted('call_1', 1)],
+    when: { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: false, error: { code: 'tool_failed', message: 'flaky', retryable: true } }, duration_ms: 1 },
+    then: [toolStarted('call_1', 2)],
+    effect: { type: 'run_tool', attempt: 2, delay_ms: toolRetryDelayMs('call_1', 1) },
+  },
+  {
+    name: 'no retry whose wait would end after the run deadline: the failure is the outcome',
+    given: [started, turn(), ended(), requested(call('get_time')), toolStarted('call_1', 1)],
+    now: T0 + DEFAULT_LIMITS.timeout_ms - toolRetryDelayMs('call_1', 1),
     when: { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: false, error: { code: 'tool_failed', message: 'flaky', retryable: true } }, duration_ms: 1 },
     then: ['tool_finished'],
     effect: { type: 'continue' },
@@ -424,8 +557,322 @@ const TABLE: Row[] = [
     effect: { type: 'continue' },
     state: (s) => expect(evolve(s, turn('msg_t')).state.inputs).toEqual([{ message_id: 'msg_st', before: 'msg_t' }]),
   },
+
+  // ---- pauses (CONTRACT 17): ask_user, timers, callbacks, quota
+  {
+    name: 'ask_user pauses the run for input (tool.started + run.input_requested), expiring after INPUT_TTL',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'Which order?' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'input_requested', tool_call_id: 'call_1', question: 'Which order?', expires_at: T0 + 1000 + 3_600_000 }, { type: 'waiting', status: 'waiting_for_input', reason: 'input_required' }],
+    effect: { type: 'wait', status: 'waiting_for_input' },
+    state: (s) => {
+      expect([s.status, s.state.pending[0].status, s.usage.tool_calls]).toEqual(['waiting_for_input', 'awaiting_input', 1]);
+      expect(s.state.pause).toMatchObject({ reason: 'input', tool_call_id: 'call_1', until: new Date(T0 + 1000 + 3_600_000).toISOString(), details: { question: 'Which order?' } });
+    },
+  },
+  {
+    name: 'ask_user without a question fails the call (invalid_tool_arguments), the run goes on',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', {}))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'invalid_tool_arguments' }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'the next user input answers ask_user: the same run resumes with it as the tool result (step count kept)',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'Which order?' })), ...pauseFor('input')],
+    when: { type: 'input_answered', message_id: 'msg_ans', text: 'O-1001' },
+    then: ['resumed', { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: true, result: { answer: 'O-1001', message_id: 'msg_ans' } } }],
+    effect: { type: 'resume' },
+    state: (s) => expect([s.status, s.stepCount, s.state.pause, s.state.pending[0].status]).toEqual(['running', 1, null, 'completed']),
+  },
+  {
+    name: 'an input for a run that no longer waits for input decides nothing (the input starts a run of its own)',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'q' })), ...pauseFor('input'), { type: 'cancel_requested', requested_by: 'u', at: T0 }, finishedEvent('cancelled')],
+    when: { type: 'input_answered', message_id: 'msg_ans', text: 'late' },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'an unanswered ask_user expires the run at its wake time',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'q' })), ...pauseFor('input')],
+    when: { type: 'wake' },
+    now: T0 + 1000 + 3_600_000,
+    then: [finishedWith('expired', { error: { code: 'input_expired', message: 'the question to the user was not answered in time' } })],
+    effect: { type: 'finish' },
+    state: (s) => expect([s.status, s.state.pause ?? null, s.state.pending]).toEqual(['expired', null, []]),
+  },
+  {
+    name: 'a wake before the input expires changes nothing',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'q' })), ...pauseFor('input')],
+    when: { type: 'wake' },
+    now: T0 + 5000,
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'a cancel of a run waiting for input cancels it at once',
+    given: [started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'q' })), ...pauseFor('input')],
+    when: { type: 'cancel_requested', requested_by: 'u' },
+    then: ['cancel_requested', finishedWith('cancelled')],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'wait {seconds} pauses the run until then (waiting_for_timer, wake_at = until)',
+    given: [started, turn(), ended(), requested(call('wait', 'call_1', { seconds: 30 }))],
+    when: { type: 'tick' },
+    then: [{ type: 'timer_set', tool_call_id: 'call_1', until: T0 + 31_000, requested_until: T0 + 31_000 }, { type: 'waiting', status: 'waiting_for_timer', reason: 'timer' }],
+    effect: { type: 'wait', status: 'waiting_for_timer' },
+    state: (s) => expect(s.state.pause).toMatchObject({ reason: 'timer', until: new Date(T0 + 31_000).toISOString(), wake_at: new Date(T0 + 31_000).toISOString() }),
+  },
+  {
+    name: 'wait_until a time past the deadline sleeps until the deadline only',
+    given: [started, turn(), ended(), requested(call('wait_until', 'call_1', { time: '2026-01-02T00:00:00Z' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'timer_set', until: T0 + 300_000, requested_until: Date.parse('2026-01-02T00:00:00Z') }, 'waiting'],
+    effect: { type: 'wait', status: 'waiting_for_timer' },
+  },
+  {
+    name: 'wait_until a time already past answers at once',
+    given: [started, turn(), ended(), requested(call('wait_until', 'call_1', { time: '2025-12-31T00:00:00Z' }))],
+    when: { type: 'tick' },
+    then: ['tool_started', { type: 'tool_finished', result: { ok: true, result: { waited_until: '2025-12-31T00:00:00.000Z', waited_ms: 0 } } }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'wait with bad seconds fails the call',
+    given: [started, turn(), ended(), requested(call('wait', 'call_1', { seconds: -1 }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'the timer rings at its time: the call completes and the same run resumes',
+    given: [started, turn(), ended(), requested(call('wait', 'call_1', { seconds: 30 })), ...pauseFor('timer')],
+    when: { type: 'wake' },
+    now: T0 + 31_000,
+    then: ['resumed', { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: true, result: { waited_until: new Date(T0 + 31_000).toISOString(), waited_ms: 30_000 } } }],
+    effect: { type: 'resume' },
+    state: (s) => expect([s.status, s.stepCount, s.state.pause]).toEqual(['running', 1, null]),
+  },
+  {
+    name: 'a timer woken early (another node, a clock skew) changes nothing',
+    given: [started, turn(), ended(), requested(call('wait', 'call_1', { seconds: 30 })), ...pauseFor('timer')],
+    when: { type: 'wake' },
+    now: T0 + 30_999,
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'a timer woken twice rings once (the second finds the run running)',
+    given: [started, turn(), ended(), requested(call('wait', 'call_1', { seconds: 30 })), ...pauseFor('timer'), { type: 'resumed' }],
+    when: { type: 'wake' },
+    now: T0 + 40_000,
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'a timer bounded by the deadline ends the run (terminated, deadline) when it rings',
+    given: [started, turn(), ended(), requested(call('wait_until', 'call_1', { time: '2026-01-02T00:00:00Z' })), ...pauseFor('timer_past_deadline')],
+    when: { type: 'wake' },
+    now: T0 + 300_000,
+    then: ['resumed', finishedWith('terminated', { reason: 'deadline' })],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'a cancelled timer run does not ring',
+    given: [started, turn(), ended(), requested(call('wait', 'call_1', { seconds: 30 })), ...pauseFor('timer'), { type: 'cancel_requested', requested_by: 'u', at: T0 }, finishedEvent('cancelled')],
+    when: { type: 'wake' },
+    now: T0 + 40_000,
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'a tool that may answer by callback gets a token: its hash is durable before it runs',
+    given: [started, turn(), ended(), requested(call('hook_tool'))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_started', attempt: 1, callback_token_hash: HASH }],
+    effect: { type: 'run_tool', commit_start_first: true, callback_token: 'cbt_secret' },
+    state: (s) => expect(s.state.pending[0].callback_token_hash).toBe(HASH),
+  },
+  {
+    name: 'the tool answered 202 {"callback": true}: the run waits for the callback until callback_timeout_ms',
+    given: [started, turn(), ended(), requested(call('hook_tool')), { ...toolStarted(), callback_token_hash: HASH } as RunEvent],
+    when: { type: 'tool_deferred', tool_call_id: 'call_1' },
+    then: [{ type: 'callback_awaited', tool_call_id: 'call_1', expires_at: T0 + 1000 + 60_000 }, { type: 'waiting', status: 'waiting_for_callback', reason: 'callback' }],
+    effect: { type: 'wait', status: 'waiting_for_callback' },
+  },
+  {
+    name: 'the callback with its token answers the call and resumes the run',
+    given: callbackWaiting(),
+    when: { type: 'callback_received', tool_call_id: 'call_1', token_hash: HASH, admin: false, output: { shipped: true } },
+    then: ['resumed', { type: 'tool_finished', result: { ok: true, result: { shipped: true } } }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'an admin answers a callback without its token; an error fails the call',
+    given: callbackWaiting(),
+    when: { type: 'callback_received', tool_call_id: 'call_1', token_hash: null, admin: true, error: { message: 'no stock' } },
+    then: ['resumed', { type: 'tool_finished', result: { ok: false, error: { code: 'tool_failed', message: 'no stock', retryable: false } } }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'a callback that comes before the tool\'s 202 is recorded; the executor then finds the call resolved',
+    given: [started, turn(), ended(), requested(call('hook_tool')), { ...toolStarted(), callback_token_hash: HASH } as RunEvent],
+    when: { type: 'callback_received', tool_call_id: 'call_1', token_hash: HASH, admin: false, output: 1 },
+    then: [{ type: 'tool_finished', result: { ok: true, result: 1 } }],
+    effect: { type: 'none' },
+    state: (s) => expect(decide(s, { type: 'tool_deferred', tool_call_id: 'call_1' }, env()).events).toEqual([]),
+  },
+  {
+    name: 'no callback within callback_timeout_ms fails the call (tool_timeout) and resumes the run',
+    given: callbackWaiting(),
+    when: { type: 'wake' },
+    now: T0 + 1000 + 60_000,
+    then: ['resumed', { type: 'tool_finished', result: { ok: false, error: expect.objectContaining({ code: 'tool_timeout' }) } as never }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'the tenant is over its spend limit before a model call: the run waits for quota',
+    given: [started],
+    when: { type: 'tick' },
+    quota: { exceeded: true, resets_at: T0 + 86_400_000, details: { limit: '1' } },
+    then: [{ type: 'quota_reached', resets_at: T0 + 86_400_000 }, { type: 'waiting', status: 'waiting_for_quota', reason: 'quota' }],
+    effect: { type: 'wait', status: 'waiting_for_quota' },
+    state: (s) => expect(s.state.pause).toMatchObject({ reason: 'quota', until: new Date(T0 + 86_400_000).toISOString(), wake_at: new Date(T0 + 1000 + 5000).toISOString() }),
+  },
+  {
+    name: 'a quota wait resumes when the limit allows again (raised, or the window rolled over)',
+    given: [started, ...pauseFor('quota')],
+    when: { type: 'wake' },
+    quota: { exceeded: false },
+    then: ['resumed'],
+    effect: { type: 'resume' },
+    state: (s) => expect([s.status, s.state.pause]).toEqual(['running', null]),
+  },
+  {
+    name: 'a quota wait stays while the limit is still reached',
+    given: [started, ...pauseFor('quota')],
+    when: { type: 'wake' },
+    quota: { exceeded: true, resets_at: T0 + 86_400_000, details: {} },
+    then: [],
+    effect: { type: 'none' },
+  },
   // ---- the rest
-  { name: 'an expired queued run', given: [], when: { type: 'expired', error: null }, then: [finishedWith('expired')], effect: { type: 'finish' } },
+  { name: 'an expired queued run', given: [], when: { type: 'queue_expired' }, then: [finishedWith('expired', { error: null })], effect: { type: 'finish' } },
+  { name: 'a run started meanwhile does not expire from the queue', given: [started], when: { type: 'queue_expired' }, then: [], effect: { type: 'none' } },
+  {
+    name: 'an approval not decided in time expires its waiting run',
+    given: awaitingApproval,
+    when: { type: 'approval_expired', approval_id: 'apr_1' },
+    then: [finishedWith('expired', { error: { code: 'approval_expired', message: 'approval apr_1 was not decided in time' } })],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'an approval that expires after it was decided changes nothing',
+    given: [...awaitingApproval, { type: 'approval_decided', approval_id: 'apr_1', tool_call_id: 'call_1', decision: 'approve', decided_by: 'u', reason: null }, { type: 'resumed' }],
+    when: { type: 'approval_expired', approval_id: 'apr_1' },
+    then: [],
+    effect: { type: 'none' },
+  },
+  // ---- FIFO follow-up: ALL leftovers of an ended run, in commit order, into ONE run
+  {
+    name: 'one leftover of an ended run becomes one follow-up run',
+    given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_x')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: input('msg_x'), rest: [] } },
+  },
+  {
+    name: 'two leftovers go into ONE follow-up run, in commit order (the first its user message)',
+    given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_x'), input('msg_y')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: input('msg_x'), rest: [input('msg_y')] } },
+  },
+  {
+    name: '50 leftovers go into ONE follow-up run, in commit order, none dropped or repeated',
+    given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [...FIFTY, input('msg_l3')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: FIFTY[0], rest: FIFTY.slice(1) } },
+  },
+  {
+    name: 'leftovers of a run that failed, terminated or expired go to one follow-up run too',
+    given: [started, turn(), ended(), { type: 'finished', status: 'terminated', reason: 'max_steps', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_x'), input('msg_y')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: input('msg_x'), rest: [input('msg_y')] } },
+  },
+  {
+    name: 'a waiting run keeps its inbox: no follow-up (its next turn after resuming takes them)',
+    given: awaitingApproval,
+    when: { type: 'leftover_inputs', inputs: [input('msg_x'), input('msg_y')] },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'a cancelling run keeps its inbox until it is cancelled: no follow-up yet',
+    given: [started, turn('msg_s'), { type: 'cancel_requested', requested_by: 'u', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_x')] },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'leftovers racing a cancel: the cancelled run leaves them all, in order, to ONE follow-up run',
+    given: [started, turn('msg_s'), { type: 'cancel_requested', requested_by: 'u', at: T0 }, { type: 'finished', status: 'cancelled', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_a'), input('msg_b'), input('msg_c')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: input('msg_a'), rest: [input('msg_b'), input('msg_c')] } },
+  },
+  {
+    name: 'a queued run cancelled before it started leaves its steered inputs to one follow-up run',
+    given: [{ type: 'cancel_requested', requested_by: 'u', at: T0 }, { type: 'finished', status: 'cancelled', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_a'), input('msg_b')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: input('msg_a'), rest: [input('msg_b')] } },
+  },
+  // ---- access re-checked as a queued run starts (CONTRACT 7)
+  {
+    name: 'a queued run whose owner still has a key starts with its frozen configuration',
+    given: [],
+    ownerAccess: true,
+    when: { type: 'tick' },
+    then: ['started'],
+    effect: { type: 'continue' },
+    state: (s) => expect(s).toMatchObject({ status: 'running', model: 'scripted' }),
+  },
+  {
+    name: "a queued run whose owner's key was revoked fails access_revoked as it starts (no model call)",
+    given: [],
+    ownerAccess: false,
+    when: { type: 'tick' },
+    then: ['started', finishedWith('failed', { error: { code: 'access_revoked', message: "the run's owner no longer has a valid key: the queued run was not started" } })],
+    effect: { type: 'finish' },
+    state: (s) => expect(s.stepCount).toBe(0),
+  },
+  {
+    name: 'a running run is not re-checked (only a queued run as it starts)',
+    given: [started],
+    ownerAccess: false,
+    when: { type: 'tick' },
+    then: ['turn_begun'],
+    effect: { type: 'call_model' },
+  },
+  {
+    name: 'leftovers of a run refused for access_revoked are rejected, not followed up',
+    given: [started, { type: 'finished', status: 'failed', error: { code: 'access_revoked', message: 'x' }, at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_a'), input('msg_b')] },
+    then: [],
+    effect: { type: 'reject_inputs', inputs: [input('msg_a'), input('msg_b')] },
+  },
+  {
+    name: 'an ended run with nothing left over queues nothing',
+    given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [] },
+    then: [],
+    effect: { type: 'none' },
+  },
+  { name: 'an active run queues no follow-up for its inbox', given: [started], when: { type: 'leftover_inputs', inputs: [input('msg_x')] }, then: [], effect: { type: 'none' } },
   {
     name: 'an unexpected failure closes the open message and fails the run',
     given: [started, turn('msg_s')],
@@ -438,7 +885,7 @@ const TABLE: Row[] = [
 describe('run decider: given(events).when(observation).then(events, effect)', () => {
   it.each(TABLE.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const state = given(row.given, initial(row.limits));
-    const d = decide(state, row.when, env(row.now));
+    const d = decide(state, row.when, env(row.now, row.next, row.quota, row.ownerAccess));
     expect(d.events).toHaveLength(row.then.length);
     row.then.forEach((t, i) => expect(d.events[i]).toMatchObject(typeof t === 'string' ? { type: t } : t));
     expect(d.effect).toMatchObject(row.effect);
@@ -474,5 +921,117 @@ describe('run decider: given(events).when(observation).then(events, effect)', ()
     expect(() => decide(given([started]), { type: 'approval_decided', approval_id: 'apr_1', tool_call_id: 'c1', decision: 'approve', decided_by: 'u', reason: null }, env())).toThrow(
       expect.objectContaining({ code: 'approval_not_pending' }),
     );
+  });
+});
+
+describe('pauses: answers, refusals and races (CONTRACT 17)', () => {
+  const answer: Observation = { type: 'input_answered', message_id: 'msg_ans', text: 'yes' };
+  const cancel: Observation = { type: 'cancel_requested', requested_by: 'u' };
+  /** Two observations on the same saved state, as two writers would decide them; the second re-decides on what the first committed (the version guard). */
+  function race(s: RunState, first: Observation, second: Observation) {
+    const d1 = decide(s, first, env());
+    const after = d1.events.reduce(evolve, s);
+    let d2: ReturnType<typeof decide> | Error;
+    try {
+      d2 = decide(after, second, env());
+    } catch (e) {
+      d2 = e as Error;
+    }
+    return { d1, d2, after: d2 instanceof Error ? after : d2.events.reduce(evolve, after) };
+  }
+  const waitingInput = () => given([started, turn(), ended(), requested(call('ask_user', 'call_1', { question: 'q' })), ...pauseFor('input')]);
+
+  it('an answer racing a cancel: the answer first -> the run resumes, the cancel then stops it (cancelling); nothing lost', () => {
+    const { d1, d2, after } = race(waitingInput(), answer, cancel);
+    expect(d1.effect).toEqual({ type: 'resume' });
+    expect((d2 as ReturnType<typeof decide>).events.map((e) => e.type)).toEqual(['cancel_requested']);
+    expect(after.status).toBe('cancelling');
+    expect(after.state.pending[0]).toMatchObject({ status: 'completed', result: { answer: 'yes' } });
+  });
+
+  it('an answer racing a cancel: the cancel first -> cancelled, the answer decides nothing (its input becomes a run of its own)', () => {
+    const { d1, d2, after } = race(waitingInput(), cancel, answer);
+    expect(d1.events.map((e) => e.type)).toEqual(['cancel_requested', 'finished']);
+    expect(d2).toEqual({ events: [], effect: { type: 'none' } });
+    expect(after.status).toBe('cancelled');
+  });
+
+  it('a callback racing a cancel: exactly one wins; the late one is callback_not_expected', () => {
+    const s = given(callbackWaiting());
+    const cb: Observation = { type: 'callback_received', tool_call_id: 'call_1', token_hash: HASH, admin: false, output: 1 };
+    const first = race(s, cb, cancel);
+    expect(first.after.status).toBe('cancelling');
+    expect(first.after.state.pending[0]).toMatchObject({ status: 'completed', result: 1 });
+    const second = race(s, cancel, cb);
+    expect(second.after.status).toBe('cancelled');
+    expect(second.d2).toMatchObject({ code: 'callback_not_expected' });
+  });
+
+  it('a timer racing a cancel: one wins', () => {
+    const s = given([started, turn(), ended(), requested(call('wait', 'call_1', { seconds: 30 })), ...pauseFor('timer')]);
+    const late = { ...env(T0 + 40_000) };
+    const rung = decide(s, { type: 'wake' }, late);
+    const afterRing = rung.events.reduce(evolve, s);
+    expect(decide(afterRing, cancel, late).events.map((e) => e.type)).toEqual(['cancel_requested']);
+    const cancelled = decide(s, cancel, late).events.reduce(evolve, s);
+    expect(decide(cancelled, { type: 'wake' }, late)).toEqual({ events: [], effect: { type: 'none' } });
+  });
+
+  it('a repeated callback is callback_not_expected; a wrong token is unauthorized', () => {
+    const s = given(callbackWaiting());
+    const cb = (token_hash: string | null): Observation => ({ type: 'callback_received', tool_call_id: 'call_1', token_hash, admin: false, output: 1 });
+    expect(() => decide(s, cb('b'.repeat(64)), env())).toThrow(expect.objectContaining({ code: 'unauthorized' }));
+    expect(() => decide(s, cb(null), env())).toThrow(expect.objectContaining({ code: 'unauthorized' }));
+    const answered = decide(s, cb(HASH), env()).events.reduce(evolve, s);
+    expect(() => decide(answered, cb(HASH), env())).toThrow(expect.objectContaining({ code: 'callback_not_expected' }));
+    expect(() => decide(s, { ...cb(HASH), tool_call_id: 'call_x' } as Observation, env())).toThrow(expect.objectContaining({ code: 'callback_not_expected' }));
+  });
+
+  it('a run resumed with its pause unresolved (a take-over) waits again with the same status', () => {
+    for (const [events, status] of [
+      [pauseFor('input'), 'waiting_for_input'],
+      [pauseFor('timer'), 'waiting_for_timer'],
+    ] as const) {
+      const s = given([started, turn(), ended(), requested(call(status === 'waiting_for_input' ? 'ask_user' : 'wait', 'call_1', {})), ...events]);
+      expect(decide(s, { type: 'lease_resumed' }, env()).effect).toEqual({ type: 'wait', status });
+    }
+  });
+});
+
+describe('admit: what a new input does to its session (CONCURRENCY)', () => {
+  const cases: Array<[ConcurrencyMode | undefined, boolean, ConcurrencyMode, ReturnType<typeof admit>]> = [
+    ['reject', false, 'reject', 'queue'],
+    ['steer', false, 'reject', 'queue'],
+    ['interrupt', false, 'reject', 'queue'],
+    [undefined, false, 'steer', 'queue'],
+    ['reject', true, 'enqueue', 'reject'],
+    ['enqueue', true, 'reject', 'queue'],
+    ['steer', true, 'reject', 'steer'],
+    ['interrupt', true, 'reject', 'interrupt'],
+    [undefined, true, 'reject', 'reject'],
+    [undefined, true, 'enqueue', 'queue'],
+    [undefined, true, 'steer', 'steer'],
+    [undefined, true, 'interrupt', 'interrupt'],
+  ];
+  it.each(cases)('requested %s, active run %s, session default %s: %s', (requested, hasActiveRun, defaultConcurrency, expected) => {
+    expect(admit(requested, { hasActiveRun, defaultConcurrency })).toBe(expected);
+  });
+});
+
+describe('toolRetryDelayMs (backoff with jitter)', () => {
+  it('doubles per retry within [ceiling/2, ceiling], capped, and spreads calls apart', () => {
+    const ids = Array.from({ length: 200 }, (_, i) => `call_${i}`);
+    for (const [failed, lo, hi] of [
+      [1, 250, 500],
+      [2, 500, 1000],
+      [3, 1000, 2000],
+      [10, 5000, 10000],
+    ]) {
+      const d = ids.map((id) => toolRetryDelayMs(id, failed));
+      expect(Math.min(...d)).toBeGreaterThanOrEqual(lo);
+      expect(Math.max(...d)).toBeLessThanOrEqual(hi);
+      expect(new Set(d).size).toBeGreaterThan(50);
+    }
+    expect(toolRetryDelayMs('call_x', 1)).toBe(toolRetryDelayMs('call_x', 1));
   });
 });

@@ -1,9 +1,9 @@
+import { addAmounts, callCost, compareAmounts, TokenPrice } from '../../usage/domain/money';
 import { DomainError } from '../../../common/errors/domain-error';
 import type { ContentPart } from '../../agents/domain/model-provider';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
-import type { NewRunEvent } from '../../events/domain/run-event';
-import type { PendingToolCall, RunProps, RunUsage, SteeredInput } from './run.aggregate';
-import { canMove, isTerminal, RunError, RunErrorCode, RunStatus, TerminationReason } from './run-status';
+import type { PendingToolCall, RunPause, RunState, RunUsage, SteeredInput } from './run-state';
+import { canMove, isTerminal, isWaiting, RunError, RunErrorCode, RunStatus, TerminationReason, WaitingStatus } from './run-status';
 
 /**
  * The agent loop as a decider (CONTRACT sections 7-10): `decide(state, observation, env)` says
@@ -17,7 +17,23 @@ export interface ToolFacts {
   risk: 'auto' | 'suggest' | 'approve';
   executor: 'server' | 'client';
   idempotent: boolean;
+  /**
+   * A built-in that pauses the run instead of executing (CONTRACT 17): `input` (`ask_user
+   * {question}`), `timer` (`wait {seconds}`, `wait_until {time}`).
+   */
+  pause?: 'input' | 'timer';
+  /**
+   * The tool may answer `202 {"callback": true}` (an http tool): each attempt gets a
+   * `Callback-Token`, and its result may arrive by callback within this (CONTRACT 17).
+   */
+  callback_timeout_ms?: number;
 }
+
+/** The tenant's spend limit as the run sees it before a model call (CONTRACT 17/18). */
+export type QuotaStatus = { exceeded: false } | { exceeded: true; resets_at: number; details: Record<string, unknown> };
+
+/** How often a run waiting for quota is looked at again (a raised limit is seen within this). */
+export const QUOTA_RECHECK_MS = 5_000;
 
 export interface DecideEnv {
   now: number;
@@ -26,12 +42,54 @@ export interface DecideEnv {
   /** Whether approvals can be opened here (the approvals module is present). */
   approvalsAvailable?: boolean;
   approvalTtlMs?: number;
+  /** `INPUT_TTL_MS`: an `ask_user` unanswered this long expires the run. */
+  inputTtlMs?: number;
+  /** A fresh single-use secret and its SHA-256 (hex): a callback token (the token goes to the tool only). */
+  newSecret?(): { token: string; hash: string };
+  /** The tenant's spend limit now (the executor and the wake sweeper fill it when there is one). */
+  quota?: QuotaStatus;
+  /**
+   * What the next model call would cost at most, for `limits.max_cost` (the executor fills it
+   * when the run has one): its estimated input tokens, the model's output cap and its price.
+   */
+  nextCall?: NextCallEstimate;
+  /**
+   * False when the run's owner no longer has a valid key (checked as a queued run is claimed):
+   * the run does not start its work (see `decideStart`). Absent: not checked here.
+   */
+  ownerAccess?: boolean;
+}
+
+/** The inputs of the pre-call cost check: priced here, so the rule is a table row. */
+export interface NextCallEstimate {
+  /** The call's input as the executor estimates it (the context's characters / 4). */
+  input_tokens: number;
+  /** The model's output cap (its registry entry's `max_output_tokens`, else the documented default). */
+  max_output_tokens: number;
+  /** No price: the call costs nothing. */
+  price?: TokenPrice;
 }
 
 export type ToolResult = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string; retryable?: boolean } };
 
 /** A server tool is tried at most this often when its failures are retryable. */
 export const MAX_TOOL_ATTEMPTS = 3;
+/** The wait before the first retry of a tool; it doubles per retry (with jitter), at most TOOL_RETRY_MAX_MS. */
+export const TOOL_RETRY_BASE_MS = 500;
+export const TOOL_RETRY_MAX_MS = 10_000;
+
+/**
+ * The wait before attempt `failed + 1` of a call: exponential with "equal jitter" (half fixed, half
+ * spread), so retries of many calls do not arrive together and the first retry waits at least
+ * TOOL_RETRY_BASE_MS / 2. The spread comes from the call id and attempt (a pure decider: the same
+ * history always decides the same wait).
+ */
+export function toolRetryDelayMs(toolCallId: string, failed: number): number {
+  const ceiling = Math.min(TOOL_RETRY_MAX_MS, TOOL_RETRY_BASE_MS * 2 ** Math.max(0, failed - 1));
+  let h = 2166136261;
+  for (const ch of `${toolCallId}#${failed}`) h = Math.imul(h ^ ch.charCodeAt(0), 16777619) >>> 0;
+  return Math.round(ceiling / 2 + (ceiling / 2) * (h / 0xffffffff));
+}
 /** The same call with the same result this many times in a row ends the run (`loop_detected`). */
 const LOOP_WINDOW = 3;
 
@@ -48,13 +106,13 @@ export type RunEvent =
       message_id: string;
       content: ContentPart[];
       status: 'completed' | 'failed' | 'cancelled';
-      usage: { input_tokens: number; output_tokens: number; cached_input_tokens: number };
+      usage: TurnUsage;
       /** A crash-interrupted turn is redone: it is not counted as a step or a model call. */
       redo: boolean;
     }
   | { type: 'tools_requested'; calls: PendingToolCall[] }
   | { type: 'pending_cleared' }
-  | { type: 'tool_started'; tool_call_id: string; attempt: number }
+  | { type: 'tool_started'; tool_call_id: string; attempt: number; callback_token_hash?: string }
   | { type: 'tool_handed_to_client'; tool_call_id: string }
   | {
       type: 'tool_finished';
@@ -70,7 +128,15 @@ export type RunEvent =
     }
   | { type: 'approval_opened'; tool_call_id: string; approval_id: string; expires_at: number }
   | { type: 'approval_decided'; approval_id: string; tool_call_id: string; decision: 'approve' | 'reject'; decided_by: string; reason: string | null }
-  | { type: 'waiting'; status: 'waiting_for_approval' | 'waiting_for_tool'; reason: 'approval_required' | 'client_tool' }
+  | { type: 'waiting'; status: WaitingStatus; reason: WaitReason }
+  /** `ask_user`: the call waits for the session's next user input (until `expires_at`). */
+  | { type: 'input_requested'; tool_call_id: string; question: string; at: number; expires_at: number }
+  /** `wait` / `wait_until`: the call sleeps until `until` (the requested time, at most the run's deadline). */
+  | { type: 'timer_set'; tool_call_id: string; at: number; until: number; requested_until: number }
+  /** The tool answered `202 {"callback": true}`: its result comes by callback until `expires_at`. */
+  | { type: 'callback_awaited'; tool_call_id: string; at: number; expires_at: number }
+  /** The tenant's spend limit is reached before a model call: the run waits for quota. */
+  | { type: 'quota_reached'; at: number; resets_at: number; details: Record<string, unknown> }
   | { type: 'resumed' }
   | { type: 'cancel_requested'; requested_by: string; at: number }
   | {
@@ -82,13 +148,25 @@ export type RunEvent =
       at: number;
     };
 
+/** `run.waiting`'s `reason` for each waiting status. */
+export type WaitReason = 'approval_required' | 'client_tool' | 'input_required' | 'callback' | 'timer' | 'quota';
+
 // ---- observations and effects -------------------------------------------------------------
+
+/** One model call's usage; `cost` is its estimated cost (USD decimal string) from the model's price. */
+export interface TurnUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens: number;
+  reasoning_tokens?: number;
+  cost?: string;
+}
 
 export interface ModelTurnOutcome {
   message_id: string;
   text: string;
   tool_calls: Array<{ id: string; name: string; arguments: unknown }>;
-  usage: { input_tokens: number; output_tokens: number; cached_input_tokens: number };
+  usage: TurnUsage;
   /** The model call failed (its own error, or an abort that was not a cancel). */
   failure: { code: RunErrorCode; message: string } | null;
   /** The call was aborted (a cancel or the deadline). */
@@ -107,8 +185,28 @@ export type Observation =
   | { type: 'client_tool_outputs'; outputs: Array<{ tool_call_id: string; output?: unknown; error?: { code?: string; message: string } }> }
   | { type: 'cancel_requested'; requested_by: string }
   | { type: 'input_steered'; inputs: SteeredInput[] }
-  | { type: 'expired'; error: RunError | null }
-  | { type: 'failed_unexpectedly' };
+  /** The queue TTL passed (a sweeper); only a run still queued expires. */
+  | { type: 'queue_expired' }
+  /** An approval was not decided in time (a sweeper); only a run still waiting for it expires. */
+  | { type: 'approval_expired'; approval_id: string }
+  | { type: 'failed_unexpectedly' }
+  /**
+   * A user input to the session of a run waiting for input (`ask_user`, CONTRACT 17): it answers
+   * the call, the same run continues. A run that no longer waits for input decides nothing (the
+   * input is then an ordinary input of the session).
+   */
+  | { type: 'input_answered'; message_id: string; text: string }
+  /**
+   * `POST /runs/{id}/callbacks/{tool_call_id}`: authorised by the SHA-256 (hex) of the presented
+   * `Callback-Token`, or by an admin key (`admin`).
+   */
+  | { type: 'callback_received'; tool_call_id: string; token_hash: string | null; admin: boolean; output?: unknown; error?: { code?: string; message: string } }
+  /** The tool answered `202 {"callback": true}` (the executor). */
+  | { type: 'tool_deferred'; tool_call_id: string }
+  /** A waiting run's `wake_at` came (the due sweeper): a timer rings, an input or callback expires, quota is looked at again. */
+  | { type: 'wake' }
+  /** The run ended with steered input it did not take (read with its session locked). */
+  | { type: 'leftover_inputs'; inputs: SteeredInput[] };
 
 export type Effect =
   /** Commit (when there are changes) and decide again. */
@@ -119,16 +217,30 @@ export type Effect =
    * idempotent: a crash after the start makes its outcome unknown, it is never run again); an
    * idempotent one may start at once (a crash before the commit runs it again).
    */
-  | { type: 'run_tool'; call: PendingToolCall; attempt: number; commit_start_first: boolean }
+  | { type: 'run_tool'; call: PendingToolCall; attempt: number; commit_start_first: boolean; delay_ms?: number; callback_token?: string }
   /** The approval row opens in the same commit; then the run waits. */
   | { type: 'open_approval'; call: PendingToolCall; approval_id: string; expires_at: number }
-  | { type: 'wait'; status: 'waiting_for_approval' | 'waiting_for_tool' }
+  | { type: 'wait'; status: WaitingStatus }
   | { type: 'close_interrupted_turn'; message_id: string }
   /** The run is ready to be executed again (a worker picks it up). */
   | { type: 'resume' }
   | { type: 'finish' }
+  /** ONE new queued run for all the input an ended run left (see `followUpRun`). */
+  | { type: 'queue_follow_up'; run: FollowUpRun }
+  /** The input an ended run left will never be taken: its receipts say `rejected` (see `decideLeftovers`). */
+  | { type: 'reject_inputs'; inputs: SteeredInput[] }
   /** Nothing to do (a repeated cancel, a steer already known). */
   | { type: 'none' };
+
+/**
+ * The one run queued for the steered input an ended run did not take (CONTRACT section 7, FIFO
+ * follow-up): `first` is its user message (its configuration is the run's), `rest` its inbox in
+ * commit order (its first model turn takes them, in that order).
+ */
+export interface FollowUpRun {
+  first: SteeredInput;
+  rest: SteeredInput[];
+}
 
 export interface Decision {
   events: RunEvent[];
@@ -139,12 +251,24 @@ export interface Decision {
 
 const openCall = (p: PendingToolCall) => p.status !== 'completed' && p.status !== 'failed';
 
-export function deadlineOf(s: RunProps, now: number): number {
+export function deadlineOf(s: RunState, now: number): number {
   return s.startedAt ? s.startedAt.getTime() + s.limits.timeout_ms : now + s.limits.timeout_ms;
 }
 
 function tokensUsed(u: RunUsage): number {
   return u.input_tokens + u.output_tokens;
+}
+
+/**
+ * The pre-call check of `limits.max_cost` (CONTRACT 18): the cost so far plus the next call's
+ * estimate (its input tokens at the input price + the model's output cap at the output price)
+ * would pass the budget. Without an estimate only what the run spent counts.
+ */
+export function overCostBudget(s: Pick<RunState, 'limits' | 'usage'>, next: NextCallEstimate | undefined): boolean {
+  const max = s.limits.max_cost ?? null;
+  if (max === null) return false;
+  const estimate = next ? callCost(next.price, { input_tokens: next.input_tokens, output_tokens: next.max_output_tokens }) : '0';
+  return compareAmounts(addAmounts(s.usage.estimated_cost.amount, estimate), max) > 0;
 }
 
 function finished(status: Extract<RunEvent, { type: 'finished' }>['status'], now: number, more: Partial<Extract<RunEvent, { type: 'finished' }>> = {}): RunEvent {
@@ -167,7 +291,7 @@ function loopSignature(call: PendingToolCall, result: ToolResult): string {
 }
 
 /** A finished call's events, and the run's end if it closed a loop. */
-function finishCall(s: RunProps, call: PendingToolCall, result: ToolResult, durationMs: number, env: DecideEnv, flags: { not_started?: boolean; silent?: boolean } = {}): Decision {
+function finishCall(s: RunState, call: PendingToolCall, result: ToolResult, durationMs: number, env: DecideEnv, flags: { not_started?: boolean; silent?: boolean } = {}): Decision {
   const events: RunEvent[] = [{ type: 'tool_finished', tool_call_id: call.tool_call_id, result, duration_ms: durationMs, result_message_id: env.newId('msg'), ...flags }];
   const sig = loopSignature(call, result);
   const window = [...s.state.loop_window, sig].slice(-LOOP_WINDOW);
@@ -178,18 +302,32 @@ function finishCall(s: RunProps, call: PendingToolCall, result: ToolResult, dura
   return { events, effect: { type: 'continue' } };
 }
 
-function notFinished(s: RunProps): void {
+function notFinished(s: RunState): void {
   if (isTerminal(s.status)) throw new DomainError('run_finished', `the run is already ${s.status}`, { run_id: s.id, status: s.status }, s.id);
 }
 
 const UNKNOWN_AFTER_CRASH = { code: 'outcome_unknown', message: 'the tool was interrupted and may or may not have taken effect', retryable: false };
 const UNKNOWN_AFTER_CANCEL = { code: 'outcome_unknown', message: 'interrupted by cancellation', retryable: false };
 
-function decideNext(s: RunProps, env: DecideEnv, cancelSignalled: boolean): Decision {
+const ACCESS_REVOKED = { code: 'access_revoked' as const, message: "the run's owner no longer has a valid key: the queued run was not started" };
+
+/**
+ * A queued run starts (CONTRACT section 7) with the configuration frozen when it was accepted
+ * (agent version, model, limits: its own fields). Access is checked again as it starts: an owner
+ * whose key was revoked meanwhile gets no work done, the run fails `access_revoked` (its
+ * `run.finished` is audited like every run event). A run moves to `failed` only from `running`.
+ */
+function decideStart(s: RunState, env: DecideEnv): Decision {
+  const started: RunEvent = { type: 'started', at: env.now };
+  if (env.ownerAccess === false) return { events: [started, finished('failed', env.now, { error: ACCESS_REVOKED })], effect: { type: 'finish' } };
+  return { events: [started], effect: { type: 'continue' } };
+}
+
+function decideNext(s: RunState, env: DecideEnv, cancelSignalled: boolean): Decision {
   const now = env.now;
   if (isTerminal(s.status)) return { events: [], effect: { type: 'finish' } };
-  if (s.status === 'waiting_for_approval' || s.status === 'waiting_for_tool') return { events: [], effect: { type: 'wait', status: s.status } };
-  if (s.status === 'queued') return { events: [{ type: 'started', at: now }], effect: { type: 'continue' } };
+  if (isWaiting(s.status)) return { events: [], effect: { type: 'wait', status: s.status } };
+  if (s.status === 'queued') return decideStart(s, env);
   if (s.state.streaming_message_id) return { events: [], effect: { type: 'close_interrupted_turn', message_id: s.state.streaming_message_id } };
 
   if (s.status === 'cancelling' || s.cancelRequestedAt !== null || cancelSignalled) {
@@ -212,6 +350,8 @@ function decideNext(s: RunProps, env: DecideEnv, cancelSignalled: boolean): Deci
   if (s.limits.max_total_tokens !== null && tokensUsed(s.usage) >= s.limits.max_total_tokens) {
     return { events: [finished('terminated', now, { reason: 'token_budget' })], effect: { type: 'finish' } };
   }
+  if (overCostBudget(s, env.nextCall)) return { events: [finished('terminated', now, { reason: 'cost_budget' })], effect: { type: 'finish' } };
+  if (env.quota?.exceeded) return pauseForQuota(env.quota, now);
   // The next model turn takes the input steered to the run since the last one (CONTRACT section 7).
   const events: RunEvent[] = s.inbox.map((i) => ({ type: 'input_taken', message_id: i.message_id }));
   const messageId = env.newId('msg');
@@ -221,21 +361,24 @@ function decideNext(s: RunProps, env: DecideEnv, cancelSignalled: boolean): Deci
   return { events, effect: { type: 'call_model', message_id: messageId, call_index: callIndex } };
 }
 
-function decideTool(s: RunProps, p: PendingToolCall, env: DecideEnv): Decision {
+function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
   const facts = env.tool(p.tool_name);
   switch (p.status) {
     case 'awaiting_approval':
-    case 'awaiting_client': {
+    case 'awaiting_client':
+    case 'awaiting_input':
+    case 'awaiting_callback':
+    case 'awaiting_timer': {
       // Resumed without this call resolved: wait again.
-      const status = p.status === 'awaiting_approval' ? 'waiting_for_approval' : 'waiting_for_tool';
-      return { events: [{ type: 'waiting', status, reason: status === 'waiting_for_approval' ? 'approval_required' : 'client_tool' }], effect: { type: 'wait', status } };
+      const [status, reason] = WAIT_OF[p.status];
+      return { events: [{ type: 'waiting', status, reason }], effect: { type: 'wait', status } };
     }
     case 'started':
-      if (facts?.idempotent) return startTool(p, facts);
+      if (facts?.idempotent) return startTool(p, facts, 0, env);
       // A crash interrupted a non-idempotent tool: its effect is unknown, never guessed.
       return finishCall(s, p, { ok: false, error: UNKNOWN_AFTER_CRASH }, 0, env);
     case 'approved':
-      return startTool(p, facts);
+      return startTool(p, facts, 0, env);
     case 'requested':
       break;
     default:
@@ -266,23 +409,44 @@ function decideTool(s: RunProps, p: PendingToolCall, env: DecideEnv): Decision {
     };
   }
   if (facts && s.usage.tool_calls >= s.limits.max_tool_calls) return { events: [finished('terminated', env.now, { reason: 'tool_budget' })], effect: { type: 'finish' } };
-  return startTool(p, facts);
+  if (facts?.pause === 'input') return pauseForInput(s, p, env);
+  if (facts?.pause === 'timer') return pauseOnTimer(s, p, env);
+  return startTool(p, facts, 0, env);
 }
+
+/** The waiting status (and `run.waiting` reason) of a call that awaits something. */
+const WAIT_OF: Record<'awaiting_approval' | 'awaiting_client' | 'awaiting_input' | 'awaiting_callback' | 'awaiting_timer', [WaitingStatus, WaitReason]> = {
+  awaiting_approval: ['waiting_for_approval', 'approval_required'],
+  awaiting_client: ['waiting_for_tool', 'client_tool'],
+  awaiting_input: ['waiting_for_input', 'input_required'],
+  awaiting_callback: ['waiting_for_callback', 'callback'],
+  awaiting_timer: ['waiting_for_timer', 'timer'],
+};
 
 /**
  * The call's next attempt. Its start is committed before it runs unless the tool is idempotent
  * (the registry's word, as for a take-over above: what a crash would do decides what must be
  * durable first).
  */
-function startTool(p: PendingToolCall, facts: ToolFacts | null): Decision {
+function startTool(p: PendingToolCall, facts: ToolFacts | null, delayMs = 0, env?: DecideEnv): Decision {
   const attempt = p.attempt + 1;
+  // A tool that may answer by callback: each attempt gets its own token, whose hash is durable
+  // before the tool runs (its callback may come before its 202 does).
+  const secret = facts?.callback_timeout_ms !== undefined && env?.newSecret ? env.newSecret() : null;
   return {
-    events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt }],
-    effect: { type: 'run_tool', call: { ...p, status: 'started', attempt }, attempt, commit_start_first: facts?.idempotent !== true },
+    events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt, ...(secret ? { callback_token_hash: secret.hash } : {}) }],
+    effect: {
+      type: 'run_tool',
+      call: { ...p, status: 'started', attempt, ...(secret ? { callback_token_hash: secret.hash } : {}) },
+      attempt,
+      commit_start_first: facts?.idempotent !== true || secret !== null,
+      ...(delayMs > 0 ? { delay_ms: delayMs } : {}),
+      ...(secret ? { callback_token: secret.token } : {}),
+    },
   };
 }
 
-function decideModelTurn(s: RunProps, o: Extract<Observation, { type: 'model_turn_ended' }>, env: DecideEnv): Decision {
+function decideModelTurn(s: RunState, o: Extract<Observation, { type: 'model_turn_ended' }>, env: DecideEnv): Decision {
   const now = env.now;
   const deadline = deadlineOf(s, now);
   const content: ContentPart[] = [];
@@ -314,18 +478,21 @@ function decideModelTurn(s: RunProps, o: Extract<Observation, { type: 'model_tur
   return { events, effect: { type: 'continue' } };
 }
 
-function decideToolFinished(s: RunProps, o: Extract<Observation, { type: 'tool_finished' }>, env: DecideEnv): Decision {
+function decideToolFinished(s: RunState, o: Extract<Observation, { type: 'tool_finished' }>, env: DecideEnv): Decision {
   const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
   if (!call || call.status !== 'started') return { events: [], effect: { type: 'continue' } };
   const r = o.result;
   // Only idempotent tools are run again (CONTRACT section 13): a retry repeats the side-effect key.
   const facts = env.tool(call.tool_name);
-  const retry = !r.ok && r.error.retryable === true && facts?.idempotent === true && call.attempt < MAX_TOOL_ATTEMPTS && !o.cancel_signalled && env.now < deadlineOf(s, env.now);
-  if (retry) return startTool(call, facts);
+  // A retry waits first (backoff with jitter) and only if the wait ends before the run's deadline.
+  const delay = toolRetryDelayMs(call.tool_call_id, call.attempt);
+  const retry =
+    !r.ok && r.error.retryable === true && facts?.idempotent === true && call.attempt < MAX_TOOL_ATTEMPTS && !o.cancel_signalled && env.now + delay < deadlineOf(s, env.now);
+  if (retry) return startTool(call, facts, delay, env);
   return finishCall(s, call, r, o.duration_ms, env);
 }
 
-function decideApproval(s: RunProps, o: Extract<Observation, { type: 'approval_decided' }>): Decision {
+function decideApproval(s: RunState, o: Extract<Observation, { type: 'approval_decided' }>): Decision {
   const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
   if (s.status !== 'waiting_for_approval' || !call || call.status !== 'awaiting_approval') {
     throw new DomainError('approval_not_pending', 'the run is not waiting for this approval', { approval_id: o.approval_id, run_status: s.status });
@@ -337,7 +504,7 @@ function decideApproval(s: RunProps, o: Extract<Observation, { type: 'approval_d
   return { events, effect: { type: 'resume' } };
 }
 
-function decideClientOutputs(s: RunProps, o: Extract<Observation, { type: 'client_tool_outputs' }>, env: DecideEnv): Decision {
+function decideClientOutputs(s: RunState, o: Extract<Observation, { type: 'client_tool_outputs' }>, env: DecideEnv): Decision {
   notFinished(s);
   const pending = new Map(s.state.pending.filter((p) => p.status === 'awaiting_client').map((p) => [p.tool_call_id, p]));
   const ids = o.outputs.map((x) => x.tool_call_id);
@@ -363,7 +530,7 @@ function decideClientOutputs(s: RunProps, o: Extract<Observation, { type: 'clien
   return { events, effect: { type: 'resume' } };
 }
 
-function decideCancel(s: RunProps, o: Extract<Observation, { type: 'cancel_requested' }>, now: number): Decision {
+function decideCancel(s: RunState, o: Extract<Observation, { type: 'cancel_requested' }>, now: number): Decision {
   if (s.status === 'cancelled' || s.status === 'cancelling') return { events: [], effect: { type: 'none' } };
   notFinished(s);
   const events: RunEvent[] = [{ type: 'cancel_requested', requested_by: o.requested_by, at: now }];
@@ -373,7 +540,250 @@ function decideCancel(s: RunProps, o: Extract<Observation, { type: 'cancel_reque
   return { events, effect: { type: 'finish' } };
 }
 
-export function decide(s: RunProps, o: Observation, env: DecideEnv): Decision {
+
+// ---- pauses (CONTRACT 17): input, callback, timer, quota ----------------------------------
+// Each pause is a status, the saved `pause` (with its `wake_at`) and the rules below; its answer
+// comes as an observation through the one write path (apply-to-run), like approvals.
+
+/** Default of `INPUT_TTL_MS` when the environment gives none. */
+export const DEFAULT_INPUT_TTL_MS = 24 * 3_600_000;
+/** Default `callback_timeout_ms` of a tool that may answer by callback. */
+export const DEFAULT_CALLBACK_TIMEOUT_MS = 3_600_000;
+/** The longest `wait` (its seconds); anything longer is bounded by the run's deadline anyway. */
+const MAX_WAIT_SECONDS = 366 * 24 * 3600;
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+function invalidArguments(s: RunState, p: PendingToolCall, message: string, env: DecideEnv): Decision {
+  return finishCall(s, p, { ok: false, error: { code: 'invalid_tool_arguments', message, retryable: false } }, 0, env, { not_started: true });
+}
+
+/** `ask_user {question}`: the run waits for the session's next user input. */
+function pauseForInput(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
+  const args = (p.arguments ?? {}) as { question?: unknown };
+  if (typeof args.question !== 'string' || args.question.trim() === '') return invalidArguments(s, p, 'ask_user needs a non-empty "question"', env);
+  const expiresAt = env.now + (env.inputTtlMs ?? DEFAULT_INPUT_TTL_MS);
+  return {
+    events: [
+      { type: 'input_requested', tool_call_id: p.tool_call_id, question: args.question, at: env.now, expires_at: expiresAt },
+      { type: 'waiting', status: 'waiting_for_input', reason: 'input_required' },
+    ],
+    effect: { type: 'wait', status: 'waiting_for_input' },
+  };
+}
+
+/**
+ * `wait {seconds}` / `wait_until {time}`: the run sleeps until then, at most until its deadline
+ * (a later time ends the run with `deadline` when the deadline comes). A time already past
+ * answers at once.
+ */
+function pauseOnTimer(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
+  const args = (p.arguments ?? {}) as { seconds?: unknown; time?: unknown };
+  let requested: number;
+  if (args.time !== undefined) {
+    requested = typeof args.time === 'string' && /^\d{4}-\d\d-\d\dT/.test(args.time) ? Date.parse(args.time) : NaN;
+    if (!Number.isFinite(requested)) return invalidArguments(s, p, 'wait_until needs "time" as an ISO 8601 date-time', env);
+  } else {
+    const seconds = args.seconds;
+    if (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_SECONDS) {
+      return invalidArguments(s, p, `wait needs "seconds" between 0 and ${MAX_WAIT_SECONDS}`, env);
+    }
+    requested = env.now + Math.round(seconds * 1000);
+  }
+  if (requested <= env.now) {
+    const done = finishCall(s, p, { ok: true, result: { waited_until: iso(requested), waited_ms: 0 } }, 0, env);
+    return { events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }, ...done.events], effect: done.effect };
+  }
+  const until = Math.min(requested, deadlineOf(s, env.now));
+  return {
+    events: [
+      { type: 'timer_set', tool_call_id: p.tool_call_id, at: env.now, until, requested_until: requested },
+      { type: 'waiting', status: 'waiting_for_timer', reason: 'timer' },
+    ],
+    effect: { type: 'wait', status: 'waiting_for_timer' },
+  };
+}
+
+/** The tenant's spend limit is reached before a model call: wait (looked at again every QUOTA_RECHECK_MS, and when the window rolls over). */
+function pauseForQuota(q: Extract<QuotaStatus, { exceeded: true }>, now: number): Decision {
+  return {
+    events: [
+      { type: 'quota_reached', at: now, resets_at: q.resets_at, details: q.details },
+      { type: 'waiting', status: 'waiting_for_quota', reason: 'quota' },
+    ],
+    effect: { type: 'wait', status: 'waiting_for_quota' },
+  };
+}
+
+/** The call a pause waits on, if it still does. */
+function pausedCall(s: RunState, status: PendingToolCall['status']): PendingToolCall | undefined {
+  const id = s.state.pause?.tool_call_id;
+  return s.state.pending.find((p) => p.tool_call_id === id && p.status === status);
+}
+
+/** A waiting call gets its result and the run resumes (`resumed` first: a loop it closes ends a running run). */
+function resumeWith(s: RunState, call: PendingToolCall, result: ToolResult, env: DecideEnv): Decision {
+  const resumed: RunEvent = { type: 'resumed' };
+  const since = s.state.pause ? Date.parse(s.state.pause.since) : env.now;
+  const done = finishCall(evolve(s, resumed), call, result, Math.max(0, env.now - since), env);
+  return { events: [resumed, ...done.events], effect: done.effect.type === 'finish' ? done.effect : { type: 'resume' } };
+}
+
+/** The next user input answers `ask_user`: the same run continues with it as the tool's result. */
+function decideInputAnswer(s: RunState, o: Extract<Observation, { type: 'input_answered' }>, env: DecideEnv): Decision {
+  const call = s.status === 'waiting_for_input' ? pausedCall(s, 'awaiting_input') : undefined;
+  if (!call) return { events: [], effect: { type: 'none' } };
+  return resumeWith(s, call, { ok: true, result: { answer: o.text, message_id: o.message_id } }, env);
+}
+
+/** Constant-time equality of two hex digests (no early exit on the first difference). */
+function sameDigest(a: string, b: string): boolean {
+  if (a.length !== b.length) return false;
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * A tool's result by callback: expected while the call awaits it, or while it is still executing
+ * (the callback came before the tool's 202 did); authorised by the call's token or an admin.
+ * Anything else (late, repeated, unknown) is 409 `callback_not_expected`.
+ */
+function decideCallback(s: RunState, o: Extract<Observation, { type: 'callback_received' }>, env: DecideEnv): Decision {
+  const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
+  const waiting = s.status === 'waiting_for_callback' && call?.status === 'awaiting_callback';
+  const executing = (s.status === 'running' || s.status === 'cancelling') && call?.status === 'started' && call.callback_token_hash !== undefined;
+  if (!call || !(waiting || executing)) {
+    throw new DomainError('callback_not_expected', 'this tool call does not wait for a callback', { run_id: s.id, tool_call_id: o.tool_call_id, run_status: s.status });
+  }
+  if (!o.admin && !(call.callback_token_hash && o.token_hash && sameDigest(call.callback_token_hash, o.token_hash))) {
+    throw new DomainError('unauthorized', 'the Callback-Token does not belong to this tool call');
+  }
+  const result: ToolResult = o.error
+    ? { ok: false, error: { code: o.error.code ?? 'tool_failed', message: o.error.message, retryable: false } }
+    : { ok: true, result: o.output ?? null };
+  if (waiting) return resumeWith(s, call, result, env);
+  // Still executing here: recorded now; the executor's own outcome then finds the call resolved.
+  const done = finishCall(s, call, result, Math.max(0, env.now - s.updatedAt.getTime()), env);
+  return { events: done.events, effect: done.effect.type === 'finish' ? done.effect : { type: 'none' } };
+}
+
+/** The tool answered `202 {"callback": true}`: the run waits for the callback (or its timeout). */
+function decideDeferred(s: RunState, o: Extract<Observation, { type: 'tool_deferred' }>, env: DecideEnv): Decision {
+  const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
+  // Its callback came first, or the run is being cancelled (the cancel rule decides the call).
+  if (!call || call.status !== 'started' || s.status !== 'running' || s.cancelRequestedAt !== null) return { events: [], effect: { type: 'continue' } };
+  const timeout = env.tool(call.tool_name)?.callback_timeout_ms ?? DEFAULT_CALLBACK_TIMEOUT_MS;
+  return {
+    events: [
+      { type: 'callback_awaited', tool_call_id: call.tool_call_id, at: env.now, expires_at: env.now + timeout },
+      { type: 'waiting', status: 'waiting_for_callback', reason: 'callback' },
+    ],
+    effect: { type: 'wait', status: 'waiting_for_callback' },
+  };
+}
+
+/**
+ * A waiting run's `wake_at` came: the timer rings (or the deadline came first: `terminated`), an
+ * unanswered input expires the run, a callback that did not come fails its call (`tool_timeout`),
+ * a quota wait resumes when the limit allows. Before its time, or once the run no longer waits
+ * (answered, cancelled), nothing: a node that wakes the run late or twice changes nothing.
+ */
+function decideWake(s: RunState, env: DecideEnv): Decision {
+  const none: Decision = { events: [], effect: { type: 'none' } };
+  const pause = s.state.pause;
+  if (!pause || !isWaiting(s.status)) return none;
+  const now = env.now;
+  const due = pause.until !== null && now >= Date.parse(pause.until);
+  switch (s.status) {
+    case 'waiting_for_timer': {
+      const call = pausedCall(s, 'awaiting_timer');
+      if (!call || !due) return none;
+      const requested = Number(pause.details.requested_until_ms ?? Date.parse(pause.until!));
+      if (requested > Date.parse(pause.until!)) return { events: [{ type: 'resumed' }, finished('terminated', now, { reason: 'deadline' })], effect: { type: 'finish' } };
+      return resumeWith(s, call, { ok: true, result: { waited_until: pause.until, waited_ms: Math.max(0, Date.parse(pause.until!) - Date.parse(pause.since)) } }, env);
+    }
+    case 'waiting_for_input':
+      if (!due) return none;
+      return { events: [finished('expired', now, { error: { code: 'input_expired', message: 'the question to the user was not answered in time' } })], effect: { type: 'finish' } };
+    case 'waiting_for_callback': {
+      const call = pausedCall(s, 'awaiting_callback');
+      if (!call || !due) return none;
+      return resumeWith(s, call, { ok: false, error: { code: 'tool_timeout', message: 'no callback within the tool\'s callback_timeout_ms', retryable: false } }, env);
+    }
+    case 'waiting_for_quota':
+      if (!env.quota || env.quota.exceeded) return none;
+      return { events: [{ type: 'resumed' }], effect: { type: 'resume' } };
+    default:
+      return none;
+  }
+}
+
+/** The pause an event starts (evolve). */
+function pauseOf(e: RunEvent): RunPause | null {
+  switch (e.type) {
+    case 'input_requested':
+      return { reason: 'input', since: iso(e.at), until: iso(e.expires_at), wake_at: iso(e.expires_at), tool_call_id: e.tool_call_id, details: { question: e.question } };
+    case 'timer_set':
+      return {
+        reason: 'timer',
+        since: iso(e.at),
+        until: iso(e.until),
+        wake_at: iso(e.until),
+        tool_call_id: e.tool_call_id,
+        details: { requested_until: iso(e.requested_until), requested_until_ms: e.requested_until },
+      };
+    case 'callback_awaited':
+      return { reason: 'callback', since: iso(e.at), until: iso(e.expires_at), wake_at: iso(e.expires_at), tool_call_id: e.tool_call_id, details: {} };
+    case 'quota_reached':
+      return { reason: 'quota', since: iso(e.at), until: iso(e.resets_at), wake_at: iso(Math.min(e.resets_at, e.at + QUOTA_RECHECK_MS)), tool_call_id: null, details: e.details };
+    default:
+      return null;
+  }
+}
+
+/**
+ * Follow-up is FIFO (CONTRACT section 7): input steered to a run that ended before taking it is
+ * never dropped, and ALL of it goes, in commit order, into ONE queued run. `leftover` is the ended
+ * run's inbox, which is in commit order (a steer appends to it holding the session lock); an input
+ * listed twice counts once. No inversion is possible: one run, one ordered list, no inserts racing.
+ * Null when nothing is left over.
+ */
+export function followUpRun(leftover: readonly SteeredInput[]): FollowUpRun | null {
+  const seen = new Set<string>();
+  const ordered = leftover.filter((i) => !seen.has(i.message_id) && seen.add(i.message_id) !== undefined);
+  if (ordered.length === 0) return null;
+  const [first, ...rest] = ordered;
+  return { first, rest };
+}
+
+/**
+ * What becomes of the input an ended run did not take: one follow-up run for all of it (see
+ * `followUpRun`). A run that has not ended (waiting, cancelling) keeps its inbox for its next turn.
+ */
+function decideLeftovers(s: RunState, leftover: readonly SteeredInput[]): Decision {
+  // The owner's access was revoked: a follow-up run would fail the same way; nothing is taken.
+  if (isTerminal(s.status) && s.error?.code === 'access_revoked' && leftover.length > 0) return { events: [], effect: { type: 'reject_inputs', inputs: [...leftover] } };
+  const run = isTerminal(s.status) ? followUpRun(leftover) : null;
+  return { events: [], effect: run ? { type: 'queue_follow_up', run } : { type: 'none' } };
+}
+
+/** `concurrency` of a new run's request (CONTRACT section 7); absent: the session's default. */
+export type ConcurrencyMode = 'reject' | 'enqueue' | 'steer' | 'interrupt';
+
+/**
+ * What a new input does to its session (CONTRACT section 7): `queue` a new run (it starts when
+ * the session's earlier runs ended), `reject` it (409 session_busy), `steer` it to the active run,
+ * or `interrupt` the active run (cancel it) and queue a new one. The run's SQL carries `queue` out
+ * guarded by its precondition (no active run, or the mode is enqueue) and asks again when that fails.
+ */
+export function admit(requested: ConcurrencyMode | undefined, session: { hasActiveRun: boolean; defaultConcurrency: ConcurrencyMode }): 'queue' | 'reject' | 'steer' | 'interrupt' {
+  if (!session.hasActiveRun) return 'queue';
+  const mode = requested ?? session.defaultConcurrency;
+  return mode === 'enqueue' ? 'queue' : mode;
+}
+
+export function decide(s: RunState, o: Observation, env: DecideEnv): Decision {
   switch (o.type) {
     case 'tick':
       return decideNext(s, env, o.cancel_signalled ?? false);
@@ -402,8 +812,25 @@ export function decide(s: RunProps, o: Observation, env: DecideEnv): Decision {
       if (isTerminal(s.status) || fresh.length === 0) return { events: [], effect: { type: 'none' } };
       return { events: fresh.map((input) => ({ type: 'input_received', input })), effect: { type: 'none' } };
     }
-    case 'expired':
-      return { events: [finished('expired', env.now, { error: o.error })], effect: { type: 'finish' } };
+    case 'queue_expired':
+      if (s.status !== 'queued') return { events: [], effect: { type: 'none' } };
+      return { events: [finished('expired', env.now, { error: null })], effect: { type: 'finish' } };
+    case 'approval_expired': {
+      const waits = s.status === 'waiting_for_approval' && s.state.pending.some((p) => p.status === 'awaiting_approval' && p.approval_id === o.approval_id);
+      if (!waits) return { events: [], effect: { type: 'none' } };
+      const error = { code: 'approval_expired' as const, message: `approval ${o.approval_id} was not decided in time` };
+      return { events: [finished('expired', env.now, { error })], effect: { type: 'finish' } };
+    }
+    case 'input_answered':
+      return decideInputAnswer(s, o, env);
+    case 'callback_received':
+      return decideCallback(s, o, env);
+    case 'tool_deferred':
+      return decideDeferred(s, o, env);
+    case 'wake':
+      return decideWake(s, env);
+    case 'leftover_inputs':
+      return decideLeftovers(s, o.inputs);
     case 'failed_unexpectedly': {
       if (isTerminal(s.status)) return { events: [], effect: { type: 'finish' } };
       const events: RunEvent[] = [];
@@ -417,24 +844,24 @@ export function decide(s: RunProps, o: Observation, env: DecideEnv): Decision {
 
 // ---- evolve -------------------------------------------------------------------------------
 
-function moved(s: RunProps, to: RunStatus): RunStatus {
+function moved(s: RunState, to: RunStatus): RunStatus {
   if (!canMove(s.status, to)) {
     throw new DomainError('run_finished', `a ${s.status} run cannot become ${to}`, { run_id: s.id, status: s.status }, s.id);
   }
   return to;
 }
 
-function patchCall(s: RunProps, id: string, patch: Partial<PendingToolCall>): PendingToolCall[] {
+function patchCall(s: RunState, id: string, patch: Partial<PendingToolCall>): PendingToolCall[] {
   if (!s.state.pending.some((p) => p.tool_call_id === id)) throw new Error(`no pending tool call ${id}`);
   return s.state.pending.map((p) => (p.tool_call_id === id ? { ...p, ...patch } : p));
 }
 
-function withState(s: RunProps, state: Partial<RunProps['state']>, more: Partial<RunProps> = {}): RunProps {
+function withState(s: RunState, state: Partial<RunState['state']>, more: Partial<RunState> = {}): RunState {
   return { ...s, ...more, state: { ...s.state, ...state } };
 }
 
 /** Applies one event. The status machine of CONTRACT section 7 holds here: an illegal move throws. */
-export function evolve(s: RunProps, e: RunEvent): RunProps {
+export function evolve(s: RunState, e: RunEvent): RunState {
   switch (e.type) {
     case 'started':
       return { ...s, status: moved(s, 'running'), startedAt: new Date(e.at) };
@@ -461,6 +888,8 @@ export function evolve(s: RunProps, e: RunEvent): RunProps {
             input_tokens: u.input_tokens + e.usage.input_tokens,
             output_tokens: u.output_tokens + e.usage.output_tokens,
             cached_input_tokens: u.cached_input_tokens + e.usage.cached_input_tokens,
+            reasoning_tokens: u.reasoning_tokens + (e.usage.reasoning_tokens ?? 0),
+            estimated_cost: e.usage.cost ? { ...u.estimated_cost, amount: addAmounts(u.estimated_cost.amount, e.usage.cost) } : u.estimated_cost,
           };
       // A redone turn's inputs go with the turn that redoes it.
       const inputs = e.redo ? s.state.inputs.map((i) => (i.before === e.message_id ? { ...i, before: null } : i)) : s.state.inputs;
@@ -472,8 +901,20 @@ export function evolve(s: RunProps, e: RunEvent): RunProps {
       return withState(s, { pending: [] });
     case 'tool_started': {
       const usage = e.attempt === 1 ? { ...s.usage, tool_calls: s.usage.tool_calls + 1 } : s.usage;
-      return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'started', attempt: e.attempt }) }, { usage });
+      const patch: Partial<PendingToolCall> = { status: 'started', attempt: e.attempt, ...(e.callback_token_hash ? { callback_token_hash: e.callback_token_hash } : {}) };
+      return withState(s, { pending: patchCall(s, e.tool_call_id, patch) }, { usage });
     }
+    case 'input_requested':
+    case 'timer_set': {
+      // The call is executing from here on (tool.started): the run waits for its answer.
+      const status = e.type === 'input_requested' ? 'awaiting_input' : 'awaiting_timer';
+      const usage = { ...s.usage, tool_calls: s.usage.tool_calls + 1 };
+      return withState(s, { pending: patchCall(s, e.tool_call_id, { status, attempt: 1 }), pause: pauseOf(e) }, { usage });
+    }
+    case 'callback_awaited':
+      return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'awaiting_callback' }), pause: pauseOf(e) });
+    case 'quota_reached':
+      return withState(s, { pause: pauseOf(e) });
     case 'tool_handed_to_client':
       return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'awaiting_client', attempt: 1 }) }, { usage: { ...s.usage, tool_calls: s.usage.tool_calls + 1 } });
     case 'tool_finished': {
@@ -489,14 +930,14 @@ export function evolve(s: RunProps, e: RunEvent): RunProps {
         pending: patchCall(s, e.tool_call_id, e.decision === 'approve' ? { status: 'approved' } : { status: 'requested', rejection: { reason: e.reason, decided_by: e.decided_by } }),
       });
     case 'waiting':
-      return { ...s, status: moved(s, e.status), leaseOwner: null, leaseExpiresAt: null };
+      return { ...s, status: moved(s, e.status) };
     case 'resumed':
-      return { ...s, status: moved(s, 'running') };
+      return { ...s, status: moved(s, 'running'), state: s.state.pause ? { ...s.state, pause: null } : s.state };
     case 'cancel_requested':
       return { ...s, cancelRequestedAt: new Date(e.at), status: s.status === 'running' ? moved(s, 'cancelling') : s.status };
     case 'finished': {
       const from = e.status === 'cancelled' && s.status === 'running' ? 'cancelling' : s.status;
-      const status = moved({ ...s, status: from }, e.status) as RunProps['status'];
+      const status = moved({ ...s, status: from }, e.status) as RunState['status'];
       return {
         ...s,
         status,
@@ -504,82 +945,8 @@ export function evolve(s: RunProps, e: RunEvent): RunProps {
         error: e.error ?? null,
         finalMessageId: e.final_message_id !== undefined ? e.final_message_id : s.finalMessageId,
         finishedAt: new Date(e.at),
-        leaseOwner: null,
-        leaseExpiresAt: null,
-        state: { ...s.state, pending: s.state.pending.filter((p) => !openCall(p)), streaming_message_id: null },
+        state: { ...s.state, pending: s.state.pending.filter((p) => !openCall(p)), streaming_message_id: null, ...(s.state.pause ? { pause: null } : {}) },
       };
     }
-  }
-}
-
-// ---- the public events of each change (CONTRACT section 8) ----------------------------------
-
-/** The public events `e` records, given the state before (`s`) and after (`next`) it. */
-export function publicEvents(s: RunProps, e: RunEvent, next: RunProps): NewRunEvent[] {
-  switch (e.type) {
-    case 'started':
-      return [{ type: 'run.started', data: { status: 'running' } }];
-    case 'input_taken':
-      return [{ type: 'run.input', data: { message_id: e.message_id } }];
-    case 'turn_begun':
-      return [{ type: 'message.started', data: { message_id: e.message_id, role: 'assistant' } }];
-    case 'delta_streamed':
-      return [{ type: 'message.delta', data: { message_id: e.message_id, content_index: 0, delta: e.delta } }];
-    case 'turn_ended':
-      return [{ type: 'message.completed', data: { message_id: e.message_id, content: e.content } }];
-    case 'tools_requested':
-      return e.calls.map((p) => ({ type: 'tool.requested', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'auto' } }));
-    case 'tool_started': {
-      const p = next.state.pending.find((x) => x.tool_call_id === e.tool_call_id)!;
-      return [{ type: 'tool.started', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: e.attempt } }];
-    }
-    case 'tool_handed_to_client': {
-      const p = next.state.pending.find((x) => x.tool_call_id === e.tool_call_id)!;
-      return [{ type: 'tool.started', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: 1 } }];
-    }
-    case 'tool_finished': {
-      if (e.silent) return [];
-      const p = s.state.pending.find((x) => x.tool_call_id === e.tool_call_id)!;
-      const out: NewRunEvent[] = e.not_started ? [{ type: 'tool.started', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: 0 } }] : [];
-      out.push(
-        e.result.ok
-          ? { type: 'tool.completed', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, result: e.result.result, duration_ms: e.duration_ms } }
-          : { type: 'tool.failed', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, error: { retryable: false, ...e.result.error }, duration_ms: e.duration_ms } },
-      );
-      return out;
-    }
-    case 'approval_opened': {
-      const p = s.state.pending.find((x) => x.tool_call_id === e.tool_call_id)!;
-      return [
-        {
-          type: 'approval.requested',
-          data: { approval_id: e.approval_id, tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'approve', expires_at: new Date(e.expires_at).toISOString() },
-        },
-      ];
-    }
-    case 'approval_decided':
-      return [
-        {
-          type: e.decision === 'approve' ? 'approval.accepted' : 'approval.rejected',
-          data: { approval_id: e.approval_id, tool_call_id: e.tool_call_id, decided_by: e.decided_by, reason: e.reason },
-        },
-      ];
-    case 'waiting':
-      return [{ type: 'run.waiting', data: { status: e.status, reason: e.reason } }];
-    case 'resumed':
-      return [{ type: 'run.resumed', data: { status: 'running' } }];
-    case 'cancel_requested':
-      return [{ type: 'run.cancel_requested', data: { requested_by: e.requested_by } }];
-    case 'finished':
-      return [
-        { type: 'usage', data: { ...next.usage } },
-        {
-          type: 'run.finished',
-          data: { status: e.status, final_message_id: next.finalMessageId, termination_reason: next.terminationReason, error: next.error, usage: { ...next.usage } },
-        },
-      ];
-    case 'input_received':
-    case 'pending_cleared':
-      return [];
   }
 }

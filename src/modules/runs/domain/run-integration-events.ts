@@ -5,9 +5,13 @@ import { isTerminal, RunStatus } from './run-status';
 /** The integration events the runs module publishes (CONTRACT section 14's run event types). */
 export type RunIntegrationEventType = 'run.completed' | 'run.failed' | 'run.cancelled' | 'run.expired' | 'run.terminated' | 'run.requires_action';
 
-/** The event a move into `status` publishes: the terminal statuses and the two waits (a human must act); none for the others. */
+/**
+ * The event a move into `status` publishes: the terminal statuses and the waits where a human or
+ * the client must act (an approval, a client tool, `ask_user`'s input); none for the others (a
+ * callback, a timer or quota end without the client).
+ */
 export function runIntegrationEventType(status: RunStatus): RunIntegrationEventType | null {
-  if (status === 'waiting_for_approval' || status === 'waiting_for_tool') return 'run.requires_action';
+  if (status === 'waiting_for_approval' || status === 'waiting_for_tool' || status === 'waiting_for_input') return 'run.requires_action';
   if (isTerminal(status)) return `run.${status}` as RunIntegrationEventType;
   return null;
 }

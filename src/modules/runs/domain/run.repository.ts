@@ -1,12 +1,34 @@
 import type { MessageWrite, NewMessage } from '../../sessions/domain/message';
 import { SortOrder } from '../../../common/http/pagination';
 import { Run, RunProps, SteeredInput } from './run.aggregate';
+import type { ConcurrencyMode } from './run-decider';
+import type { RunStatus } from './run-status';
+import type { InputReceipt } from './input-receipt';
 
-/** A run that omitted `concurrency` met an active run in a session whose default is `steer` or `interrupt`. */
+/**
+ * The idle-session insert did not apply: the session had an active run and its (default)
+ * concurrency is `steer`, `interrupt` or `enqueue`, or it was busy when the statement ran and
+ * idle again when its failure was read (a run ended in between). The caller decides again with
+ * the session lock held (a transaction), for `mode`.
+ */
 export class SessionDefaultConcurrency extends Error {
-  constructor(readonly mode: 'steer' | 'interrupt') {
+  constructor(readonly mode: ConcurrencyMode) {
     super(`the session's default concurrency is ${mode}`);
   }
+}
+
+/** The session's active run waits for input (`ask_user`): the new input answers it (CONTRACT 17). */
+export class SessionAwaitsInput extends Error {
+  constructor(readonly runId: string) {
+    super(`the session's active run ${runId} waits for input`);
+  }
+}
+
+/** A waiting run whose `wake_at` came, as the due claim returns it. */
+export interface DueRun {
+  id: string;
+  tenantId: string;
+  status: RunStatus;
 }
 
 /** A run as read for its public resource: its fields and its event stream's last sequence, from one read. */
@@ -43,10 +65,24 @@ export interface RunInputCommit {
   message: NewMessage;
   expectedRevision?: number;
   now: Date;
-  /** `concurrency: reject`: a session that has an active run takes neither (409 `session_busy`). */
-  reject: boolean;
-  /** The run omitted `concurrency`: the session's `default_concurrency` decides. */
-  sessionDefault?: boolean;
+  /**
+   * `enqueue`: the caller holds the session lock and queues the run behind whatever is active.
+   * Otherwise (the request's `concurrency`, absent: the session's default) the run is written only
+   * when the locked session row has no active run (it starts); else neither is written and
+   * `admit`'s answer for that row is the error (see `insertWithInput`).
+   */
+  concurrency: ConcurrencyMode | undefined;
+  /** The input's receipt id (`inp_...`): its row is written by the same statement. */
+  receiptId: string;
+}
+
+/** A steered input's receipt (CONTRACT section 7), written with the steer. */
+export interface SteerReceipt {
+  id: string;
+  tenantId: string;
+  subjectId: string;
+  sessionId: string;
+  now: Date;
 }
 
 /** Port: persistence of runs. `save` writes the row conditionally on version and appends its events, atomically. */
@@ -56,11 +92,11 @@ export abstract class RunRepository {
    * for its closing statement): the message takes the session's next slot (the session row locked,
    * its revision checked, an archived session refused), the run's row is inserted, and the session
    * row's `active_run_id` stays on the run already active, else becomes this one, `last_active_at`
-   * is `now` (read from the locked row, never an older snapshot). With `reject`, a session that
-   * has an active run takes neither: 409 `session_busy`. With `sessionDefault`, the session's
-   * `default_concurrency` decides: `enqueue` takes it, `reject` is 409 `session_busy`, `steer` /
+   * is `now` (read from the locked row, never an older snapshot). Unless `admit` (run-decider)
+   * queues it for that row, neither is written: `reject` is 409 `session_busy`, `steer` /
    * `interrupt` fail with SessionDefaultConcurrency (the caller takes that path instead, in a
-   * transaction).
+   * transaction). In any mode, an active run waiting for input (`ask_user`) is answered by the
+   * input instead: SessionAwaitsInput (the caller answers it, in a transaction).
    */
   abstract insertWithInput(run: Run, input: RunInputCommit): Promise<void>;
   /**
@@ -83,7 +119,14 @@ export abstract class RunRepository {
    * Hands a steered input to an active run (its inbox; the run's version is unchanged). False
    * when the run is no longer active. The caller holds the session row lock.
    */
-  abstract steer(runId: string, input: SteeredInput): Promise<boolean>;
+  abstract steer(runId: string, input: SteeredInput, receipt: SteerReceipt): Promise<boolean>;
+  /** The receipts of `messageIds` now name the follow-up run `runId` (`followed_up`). */
+  abstract followUpReceipts(messageIds: readonly string[], runId: string): Promise<void>;
+  /** The receipt of an input that answered the active run's `ask_user` (steered to it, taken at once). */
+  abstract answerReceipt(receipt: InputReceipt): Promise<void>;
+  /** The receipt of `messageId` says `rejected` (its queued run was refused before it took it). */
+  abstract rejectReceipt(messageId: string): Promise<void>;
+  abstract findReceipt(id: string): Promise<InputReceipt | null>;
   /** A new run's row alone (its input message exists already: a steered input it takes over). */
   abstract insert(run: Run): Promise<void>;
   /** Empties an ended run's inbox (what it held was handed to new runs). */
@@ -106,10 +149,17 @@ export abstract class RunRepository {
    * take-over). SKIP LOCKED, so nodes claiming at once never get the same run.
    */
   abstract claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]>;
+  /**
+   * Claims up to `limit` waiting runs whose `wake_at` is at or before `now` (the clock's): SKIP
+   * LOCKED, and their `wake_at` moves to now + leaseMs (the claim's lease: a node that dies after
+   * the claim leaves the run due again then). The version is not changed: what the wake decides
+   * is committed through the run's versioned save, so two nodes never both act on one wake.
+   */
+  abstract claimDue(now: Date, leaseMs: number, limit: number): Promise<DueRun[]>;
   /** Extends the lease if this node still holds it; returns null when the lease is lost. */
   abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean; inboxSize: number } | null>;
-  /** Ids of queued runs past their queue TTL, and of waiting runs whose approvals expired. */
-  abstract findExpiredQueued(limit: number): Promise<string[]>;
+  /** Ids of queued runs past their queue TTL at `now` (the clock's). */
+  abstract findExpiredQueued(limit: number, now: Date): Promise<string[]>;
   /** Releases every lease this node holds (graceful shutdown): another node resumes the runs. */
   abstract releaseLeases(nodeId: string): Promise<number>;
 }

@@ -1,10 +1,11 @@
-import { emptyRunState, Run, RunProps } from '../domain/run.aggregate';
+import { emptyLoopState, Run, RunProps, usageOf } from '../domain/run.aggregate';
 import { RunOrmEntity } from './run.orm-entity';
 
 export function runToDomain(r: RunOrmEntity): Run {
   return Run.restore(runRowToProps(r));
 }
 
+/** The run as read (its lease is the worker's, not part of it). */
 export function runRowToProps(r: RunOrmEntity): RunProps {
   return {
     id: r.id,
@@ -19,14 +20,13 @@ export function runRowToProps(r: RunOrmEntity): RunProps {
     userMessageId: r.userMessageId,
     finalMessageId: r.finalMessageId,
     stepCount: r.stepCount,
-    usage: r.usage,
-    limits: r.limits,
+    usage: usageOf(r.usage),
+    // Runs stored before cost budgets have none.
+    limits: { ...r.limits, max_cost: r.limits.max_cost ?? null },
     metadata: r.metadata ?? {},
-    state: Object.assign(emptyRunState(), r.state ?? {}),
+    state: Object.assign(emptyLoopState(), r.state ?? {}),
     inbox: r.inbox ?? [],
     version: r.version,
-    leaseOwner: r.leaseOwner,
-    leaseExpiresAt: r.leaseExpiresAt,
     cancelRequestedAt: r.cancelRequestedAt,
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
@@ -59,15 +59,18 @@ export function runToRow(run: Run): RunOrmEntity {
     metadata: p.metadata,
     state: p.state,
     inbox: p.inbox,
-    version: p.version,
-    leaseOwner: p.leaseOwner,
-    leaseExpiresAt: p.leaseExpiresAt,
+    version: run.version,
+    // The lease is the worker's (claim and heartbeat, in SQL): a new run has none, a save only clears it.
+    leaseOwner: null,
+    leaseExpiresAt: null,
     cancelRequestedAt: p.cancelRequestedAt,
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
     startedAt: p.startedAt,
     finishedAt: p.finishedAt,
     queueExpiresAt: p.queueExpiresAt,
+    // Derived from the saved pause: only a waiting run with a time to look at it again is due.
+    wakeAt: p.state.pause?.wake_at && p.status.startsWith('waiting_') ? new Date(p.state.pause.wake_at) : null,
   });
   return row;
 }

@@ -31,4 +31,6 @@ export class RunOrmEntity {
   @Column({ type: 'timestamptz', name: 'started_at', nullable: true }) startedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'finished_at', nullable: true }) finishedAt!: Date | null;
   @Column({ type: 'timestamptz', name: 'queue_expires_at' }) queueExpiresAt!: Date;
+  /** When a waiting run is due to be looked at (its pause's `wake_at`); the due sweeper's claim moves it on. */
+  @Column({ type: 'timestamptz', name: 'wake_at', nullable: true }) wakeAt!: Date | null;
 }

@@ -10,10 +10,14 @@ import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
 import { EventAppendParts } from '../../events/infrastructure/event-append-parts';
 import { IntegrationEventOutbox } from '../../../common/outbox/integration-events';
+import { ModelCallSpend } from '../../usage/domain/spend';
+import { SpendRider } from '../../usage/domain/spend-rider';
 import { runIntegrationEvents } from '../domain/run-integration-events';
 import { Run, SteeredInput } from '../domain/run.aggregate';
-import { RunInputCommit, RunReadView, RunRepository, SessionDefaultConcurrency, StepCommit } from '../domain/run.repository';
-import { TERMINAL_STATUSES } from '../domain/run-status';
+import { DueRun, RunInputCommit, RunReadView, RunRepository, SessionAwaitsInput, SessionDefaultConcurrency, SteerReceipt, StepCommit } from '../domain/run.repository';
+import { InputDisposition, InputReceipt } from '../domain/input-receipt';
+import { isWaiting, TERMINAL_STATUSES } from '../domain/run-status';
+import { admit } from '../domain/run-decider';
 import { runRowToProps, runToDomain, runToRow } from './run.mapper';
 import { RunOrmEntity } from './run.orm-entity';
 
@@ -45,6 +49,7 @@ export class RunTypeormRepository extends RunRepository {
     private readonly messageParts: MessageStatementParts,
     private readonly sessions: SessionRepository,
     private readonly outbox: IntegrationEventOutbox,
+    private readonly spend: SpendRider,
   ) {
     super();
     this.entitySql = new EntitySql(uow.dataSource, RunOrmEntity);
@@ -60,29 +65,46 @@ export class RunTypeormRepository extends RunRepository {
     if (run.unsavedEvents.length > 0) throw new Error('a new run has no events to write');
     const insert = this.entitySql.insertPart('runs', runToRow(run) as Partial<RunOrmEntity>);
     const sessionId = run.owner.sessionId;
+    const mode = input.concurrency;
     const activation: SessionRowChange = {
-      // Old values of the locked row: the run that is active stays so, else this one is.
+      // Old values of the locked row: the run that is active stays so, else this one is. Without
+      // `enqueue` (the caller holds the session lock and queues it behind whatever is active) the
+      // condition is an idle session: the run starts, so its receipt says `started` for certain.
       render: (p) => {
-        const [runId, now, reject, byDefault] = p.add(run.id, input.now, input.reject, input.sessionDefault === true);
-        return {
-          set: `active_run_id = COALESCE(active_run_id, ${runId}), last_active_at = ${now}`,
-          where: `(${reject}::boolean IS NOT TRUE OR active_run_id IS NULL) AND (${byDefault}::boolean IS NOT TRUE OR active_run_id IS NULL OR default_concurrency = 'enqueue')`,
-        };
+        const [runId, now] = p.add(run.id, input.now);
+        const set = `active_run_id = COALESCE(active_run_id, ${runId}), last_active_at = ${now}`;
+        if (mode === 'enqueue') return { set };
+        return { set, where: `active_run_id IS NULL` };
       },
       fail: async () => {
-        if (!input.reject && !input.sessionDefault) return null;
         const session = (await this.sessions.findById(sessionId))?.snapshot();
-        const active = session?.activeRunId ?? null;
-        if (!session || active === null) return null;
-        const mode = input.reject ? 'reject' : session.defaultConcurrency;
-        if (mode === 'steer' || mode === 'interrupt') return new SessionDefaultConcurrency(mode);
-        return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
+        if (!session) return null;
+        const active = session.activeRunId;
+        // Busy when the statement ran, idle now (its run ended in between): decide again, locked.
+        if (active === null) return new SessionDefaultConcurrency(mode ?? session.defaultConcurrency);
+        // An active run waiting for input takes the input as its answer (CONTRACT 17), in any mode.
+        const rows = await queryRows<{ status: string }>(this.uow.manager, `SELECT status FROM runs WHERE id = $1`, [active]);
+        if (rows[0]?.status === 'waiting_for_input') return new SessionAwaitsInput(active);
+        // A busy session: what `admit` says for it. Anything but reject takes the session lock first.
+        const admission = admit(mode, { hasActiveRun: true, defaultConcurrency: session.defaultConcurrency });
+        if (admission === 'steer' || admission === 'interrupt') return new SessionDefaultConcurrency(admission);
+        if (admission === 'queue') return new SessionDefaultConcurrency('enqueue');
+        if (admission === 'reject') return new DomainError('session_busy', 'the session already has an active run', { session_id: sessionId, active_run_id: active });
+        return null;
       },
     };
     this.uow.afterCommit(() => run.markSaved());
+    // The input's receipt in the same statement: `started` when this run is the session's active
+    // run after the append, `queued` when it waits behind another (read from the locked row).
+    const receipt: StatementPart = (p) => {
+      const [rid, tenant, subject, session, message, runId, now] = p.add(input.receiptId, run.owner.tenantId, run.owner.subjectId, sessionId, input.message.id, run.id, input.now);
+      return `input_insert AS (INSERT INTO inputs (id, tenant_id, subject_id, session_id, message_id, disposition, run_id, created_at)
+        SELECT ${rid}, ${tenant}, ${subject}, ${session}, ${message}, CASE WHEN a.active_run_id = ${runId} THEN 'started' ELSE 'queued' END, ${runId}, ${now}
+          FROM (${this.messageParts.activeRunAfterAppend()}) a)`;
+    };
     await this.uow.write(
       this.messageParts.appendWrite(input.message, { expectedRevision: input.expectedRevision, now: input.now, session: activation, refuseArchived: true }),
-      { ctes: (p) => `run_insert AS (${insert(p)})` },
+      { ctes: (p) => `run_insert AS (${insert(p)}), ${receipt(p)}` },
     );
   }
 
@@ -93,8 +115,10 @@ export class RunTypeormRepository extends RunRepository {
     }
     const events = [...run.unsavedEvents];
     const row = runToRow(run);
-    // The lease columns belong to the heartbeat; a save only clears them (wait, finish, release).
-    const columns = this.columns().filter((c) => c.updatable && (row.leaseOwner === null || !c.lease));
+    // The lease columns belong to the claim and the heartbeat; a save only clears them, when the
+    // run stops executing (it waits or ended).
+    const releases = run.isTerminal || isWaiting(run.status);
+    const columns = this.columns().filter((c) => c.updatable && (releases || !c.lease));
     // Steered inputs the run took leave its inbox; those steered meanwhile stay (no version change).
     const taken = [...run.takenInputs];
     // Moves into a notified status (terminal, or waiting for a human) publish integration events.
@@ -128,6 +152,24 @@ export class RunTypeormRepository extends RunRepository {
     if (commit.message) riders.push(this.messageParts.afterGuard(commit.message, lockSession ? settle : undefined));
     if (settle && !lockSession) riders.push(this.messageParts.sessionAfterGuard(run.owner.sessionId, settle));
     if (published.length > 0) riders.push(this.outbox.afterGuard(published));
+    // Receipts of the messages a model turn of this run takes now: the steered inputs it took, and
+    // its own user message when it starts (its first turn follows in the same execution).
+    const props = run.propsForPersistence();
+    const revoked = props.error?.code === 'access_revoked';
+    const takenMessages = events.some((e) => e.type === 'run.started') && !revoked ? [props.userMessageId, ...taken] : taken;
+    if (revoked && statusChanges > 0) {
+      // Refused as it was due to start: its input will never be taken.
+      riders.push((p, g) => `inputs_rejected AS (UPDATE inputs SET disposition = 'rejected' WHERE message_id = ${p.add(props.userMessageId)[0]} AND taken_at IS NULL AND ${g.matched})`);
+    }
+    if (takenMessages.length > 0) {
+      riders.push((p, g) => {
+        const [ids] = p.add(takenMessages);
+        return `inputs_taken AS (UPDATE inputs SET taken_at = COALESCE(taken_at, now()) WHERE message_id = ANY(${ids}::text[]) AND ${g.matched})`;
+      });
+    }
+    // The model calls whose turns this step ends: their spend is written by this statement.
+    const spent = spendOf(run);
+    if (spent.length > 0) riders.push(this.spend.afterGuard(spent));
     // The conditional UPDATE, the other writes and the events in one statement: nothing without the update.
     const tail = events.length > 0 ? this.eventParts.appendAfterGuard(run.owner, events) : undefined;
     const { sql, params } = guardedStatement({ guard, riders, tail });
@@ -136,7 +178,7 @@ export class RunTypeormRepository extends RunRepository {
       const matched = tail ? (await tail.complete(rows)) !== null : rows.length === 1;
       if (!matched) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
     });
-    run.markSaved(events.length, taken.length, statusChanges);
+    run.markSaved(events.length, taken.length, statusChanges, spent.length);
   }
 
   /** An ending run's change to its session row: `active_run_id` to the session's next active run. */
@@ -171,13 +213,52 @@ export class RunTypeormRepository extends RunRepository {
     return rows[0]?.inbox ?? [];
   }
 
-  async steer(runId: string, input: SteeredInput): Promise<boolean> {
+  async steer(runId: string, input: SteeredInput, receipt: SteerReceipt): Promise<boolean> {
+    // The inbox append and the receipt: one statement (the receipt only when the run took it).
     const rows = await queryRows<{ id: string }>(
       this.uow.manager,
-      `UPDATE runs SET inbox = inbox || jsonb_build_array($2::jsonb) WHERE id = $1 AND status NOT IN (${TERMINAL_SQL}) RETURNING id`,
-      [runId, JSON.stringify(input)],
+      `WITH steered AS (UPDATE runs SET inbox = inbox || jsonb_build_array($2::jsonb) WHERE id = $1 AND status NOT IN (${TERMINAL_SQL}) RETURNING id)
+       INSERT INTO inputs (id, tenant_id, subject_id, session_id, message_id, disposition, run_id, created_at)
+       SELECT $3, $4, $5, $6, $7, 'steered', steered.id, $8 FROM steered RETURNING run_id AS id`,
+      [runId, JSON.stringify(input), receipt.id, receipt.tenantId, receipt.subjectId, receipt.sessionId, input.message_id, receipt.now],
     );
     return rows.length === 1;
+  }
+
+  async answerReceipt(r: InputReceipt): Promise<void> {
+    await this.uow.manager.query(
+      `INSERT INTO inputs (id, tenant_id, subject_id, session_id, message_id, disposition, run_id, taken_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [r.id, r.tenantId, r.subjectId, r.sessionId, r.messageId, r.disposition, r.runId, r.takenAt, r.createdAt],
+    );
+  }
+
+  async followUpReceipts(messageIds: readonly string[], runId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE inputs SET disposition = 'followed_up', run_id = $2 WHERE message_id = ANY($1::text[])`, [messageIds, runId]);
+  }
+
+  async rejectReceipt(messageId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE inputs SET disposition = 'rejected' WHERE message_id = $1 AND taken_at IS NULL`, [messageId]);
+  }
+
+  async findReceipt(id: string): Promise<InputReceipt | null> {
+    const rows = await queryRows<{ id: string; tenant_id: string; subject_id: string; session_id: string; message_id: string; disposition: InputDisposition; run_id: string; taken_at: Date | string | null; created_at: Date | string }>(
+      this.uow.manager,
+      `SELECT id, tenant_id, subject_id, session_id, message_id, disposition, run_id, taken_at, created_at FROM inputs WHERE id = $1`,
+      [id],
+    );
+    const r = rows[0];
+    if (!r) return null;
+    return {
+      id: r.id,
+      tenantId: r.tenant_id,
+      subjectId: r.subject_id,
+      sessionId: r.session_id,
+      messageId: r.message_id,
+      disposition: r.disposition,
+      runId: r.run_id,
+      takenAt: r.taken_at === null ? null : new Date(r.taken_at),
+      createdAt: new Date(r.created_at),
+    };
   }
 
   async insert(run: Run): Promise<void> {
@@ -269,7 +350,7 @@ export class RunTypeormRepository extends RunRepository {
 
   async claimBatch(nodeId: string, leaseMs: number, limit: number): Promise<Run[]> {
     // One statement: lease up to `limit` claimable runs and return their rows (no read-back).
-    const rows = await queryRows<Record<string, unknown> & { createdAt: Date }>(
+    const rows = await queryRows<Record<string, unknown> & { createdAt: Date; ownerAccess: boolean }>(
       this.uow.manager,
       `UPDATE runs SET lease_owner = $1, lease_expires_at = now() + ($2 || ' milliseconds')::interval, version = version + 1
         WHERE id IN (
@@ -286,14 +367,33 @@ export class RunTypeormRepository extends RunRepository {
            ORDER BY r.created_at, r.id
            FOR NO KEY UPDATE SKIP LOCKED
            LIMIT $3)
-        RETURNING ${this.selectList()}`,
+        RETURNING ${this.selectList()},
+          -- Access re-checked as a queued run starts: its owner still has a key (CONTRACT 7).
+          (status <> 'queued' OR EXISTS (SELECT 1 FROM api_keys k WHERE k.tenant_id = runs.tenant_id AND k.subject_id = runs.subject_id)) AS "ownerAccess"`,
       [nodeId, String(leaseMs), limit],
     );
     return rows
       .sort((a, b) => new Date(a.createdAt).getTime() - new Date(b.createdAt).getTime())
-      .map((r) => runToDomain(this.entitySql.hydrate(r)));
+      .map(({ ownerAccess, ...r }) => {
+        const run = runToDomain(this.entitySql.hydrate(r));
+        if (ownerAccess === false) run.ownerAccessWasRevoked();
+        return run;
+      });
   }
 
+
+  async claimDue(now: Date, leaseMs: number, limit: number): Promise<DueRun[]> {
+    // The due time is also the claim's lease: moved on by leaseMs, so another node (or this one
+    // after a crash) looks again only then; the decision itself is guarded by the run's version.
+    const rows = await queryRows<{ id: string; tenant_id: string; status: string }>(
+      this.uow.manager,
+      `UPDATE runs SET wake_at = $1::timestamptz + ($2 || ' milliseconds')::interval
+        WHERE id IN (SELECT id FROM runs WHERE wake_at IS NOT NULL AND wake_at <= $1 ORDER BY wake_at, id FOR NO KEY UPDATE SKIP LOCKED LIMIT $3)
+        RETURNING id, tenant_id, status`,
+      [now, String(leaseMs), limit],
+    );
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, status: r.status as DueRun['status'] }));
+  }
 
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {
     const rows = await queryRows<{ status: string; cancel_requested_at: Date | null; inbox_size: number }>(
@@ -306,10 +406,10 @@ export class RunTypeormRepository extends RunRepository {
     return { status: rows[0].status, cancelRequested: rows[0].cancel_requested_at !== null, inboxSize: Number(rows[0].inbox_size) };
   }
 
-  async findExpiredQueued(limit: number): Promise<string[]> {
+  async findExpiredQueued(limit: number, now: Date): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.uow.manager.query(
-      `SELECT id FROM runs WHERE status = 'queued' AND queue_expires_at <= now() ORDER BY created_at LIMIT $1`,
-      [limit],
+      `SELECT id FROM runs WHERE status = 'queued' AND queue_expires_at <= $2 ORDER BY created_at LIMIT $1`,
+      [limit, now],
     );
     return rows.map((r) => r.id);
   }
@@ -322,4 +422,21 @@ export class RunTypeormRepository extends RunRepository {
     );
     return rows.length;
   }
+}
+
+/** The spend of the model calls whose turns the step ends: one record per call, keyed by its message (usage module, CONTRACT 18). */
+function spendOf(run: Run): Array<Omit<ModelCallSpend, 'occurredAt'>> {
+  const p = run.propsForPersistence();
+  return run.unsavedSpend.map(({ message_id, usage }) => ({
+    tenantId: p.tenantId,
+    runId: p.id,
+    messageId: message_id,
+    agentId: p.agent.id,
+    model: p.model,
+    inputTokens: usage.input_tokens,
+    cachedInputTokens: usage.cached_input_tokens,
+    outputTokens: usage.output_tokens,
+    reasoningTokens: usage.reasoning_tokens ?? 0,
+    amount: usage.cost ?? '0',
+  }));
 }

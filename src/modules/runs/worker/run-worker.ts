@@ -1,9 +1,9 @@
 import { Injectable, Logger, OnApplicationBootstrap, BeforeApplicationShutdown } from '@nestjs/common';
+import { Clock } from '../../../common/clock/clock';
 import { AppConfig } from '../../../common/config/app-config';
-import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { DbPriority } from '../../../common/database/db-priority';
 import { withLogContext } from '../../../common/logging/log-context';
-import { RunPersistence } from '../application/run-persistence';
+import { ApplyToRun } from '../application/apply-to-run';
 import { RunSignals } from '../application/run-signals';
 import { Run } from '../domain/run.aggregate';
 import { RunRepository } from '../domain/run.repository';
@@ -36,8 +36,9 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
     private readonly config: AppConfig,
     private readonly runs: RunRepository,
     private readonly executor: RunExecutor,
-    private readonly persistence: RunPersistence,
+    private readonly path: ApplyToRun,
     private readonly signals: RunSignals,
+    private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -148,16 +149,10 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
   async sweep(): Promise<number> {
     let n = 0;
     try {
-      for (const id of await this.runs.findExpiredQueued(100)) {
-        const run = await this.runs.findById(id);
-        if (!run || run.status !== 'queued') continue;
-        run.expire(new Date());
-        try {
-          await this.persistence.save(run);
-          n++;
-        } catch (err) {
-          if (!(err instanceof ConcurrencyConflict)) throw err;
-        }
+      for (const id of await this.runs.findExpiredQueued(100, this.clock.date())) {
+        // Only a run still queued expires (the decider's rule): one started meanwhile goes on.
+        const applied = await this.path.apply(id, { type: 'queue_expired' });
+        if (applied?.run.status === 'expired' && applied.decision.events.length > 0) n++;
       }
     } catch (err) {
       this.logger.warn(`sweep failed: ${(err as Error).message}`);

@@ -14,7 +14,11 @@ import { DeleteSessionCommand } from '../application/commands/delete-session/del
 import { UpdateSessionCommand } from '../application/commands/update-session/update-session.command';
 import { GetSessionQuery } from '../application/queries/get-session/get-session.query';
 import { ListSessionsQuery } from '../application/queries/list-sessions/list-sessions.query';
+import { SessionWorkStatusQuery } from '../application/queries/session-work-status/session-work-status.query';
+import { ListSessionsQueryDto } from './dto/list-sessions.request.dto';
+import type { SessionProps } from '../domain/session.aggregate';
 import { CreateSessionRequestDto } from './dto/create-session.request.dto';
+import { toTtl } from './dto/session-ttl.dto';
 import { SessionListResponseDto, SessionResponseDto, toSessionResponse } from './dto/session.response.dto';
 import { ArchiveSessionRequestDto, UpdateSessionRequestDto } from './dto/update-session.request.dto';
 
@@ -42,20 +46,32 @@ export class SessionsController {
     // configuration is stored first (its own row), so that request takes a transaction instead:
     // the configuration, the session and the stored response commit together or not at all.
     await this.idempotent.execute(req, reply, { batch: dto.agent === undefined }, async () => {
-      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, agent: dto.agent, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency }));
+      const s = await this.commands.execute(new CreateSessionCommand(principal, { agentId: dto.agent_id, agent: dto.agent, title: dto.title, metadata: dto.metadata, defaultConcurrency: dto.default_concurrency, ttl: toTtl(dto.ttl) }));
       return { status: 201, body: toSessionResponse(s) };
     });
   }
 
   @Get()
-  @ApiOperation({ summary: 'List sessions', description: 'Members see their own sessions, admins every session of the tenant. Default order: desc.' })
+  @ApiOperation({
+    summary: 'List sessions',
+    description: 'Members see their own sessions, admins every session of the tenant. Default order: desc. `work_status=` lists only the sessions with that work status now.',
+  })
   @ApiOkResponse({ type: SessionListResponseDto })
   @ApiErrors('invalid_request', 'invalid_cursor')
-  async list(@CurrentPrincipal() principal: Principal, @Query() q: ListQueryDto): Promise<SessionListResponseDto> {
-    const { items, hasMore } = await this.queries.execute(
-      new ListSessionsQuery(principal, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }),
+  async list(@CurrentPrincipal() principal: Principal, @Query() q: ListSessionsQueryDto): Promise<SessionListResponseDto> {
+    const { items, hasMore, workStatuses } = await this.queries.execute(
+      new ListSessionsQuery(principal, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }, { workStatus: q.work_status }),
     );
-    return listPage(items.map(toSessionResponse), hasMore);
+    return listPage(
+      items.map((s) => toSessionResponse(s, workStatuses.get(s.id))),
+      hasMore,
+    );
+  }
+
+  /** A session resource with its work status now. */
+  private async withWorkStatus(s: Readonly<SessionProps>): Promise<SessionResponseDto> {
+    const statuses = await this.queries.execute(new SessionWorkStatusQuery([s.id]));
+    return toSessionResponse(s, statuses.get(s.id));
   }
 
   @Get(':id')
@@ -63,7 +79,7 @@ export class SessionsController {
   @ApiOkResponse({ type: SessionResponseDto })
   @ApiErrors('session_not_found')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<SessionResponseDto> {
-    return toSessionResponse(await this.queries.execute(new GetSessionQuery(principal, id)));
+    return this.withWorkStatus(await this.queries.execute(new GetSessionQuery(principal, id)));
   }
 
   @Post(':id')
@@ -86,9 +102,9 @@ export class SessionsController {
   ) {
     await this.idempotent.execute(req, reply, {}, async () => {
       const s = await this.commands.execute(
-        new UpdateSessionCommand(principal, id, { title: dto.title, metadata: dto.metadata, model: dto.agent?.model, defaultConcurrency: dto.default_concurrency }, dto.expected_revision),
+        new UpdateSessionCommand(principal, id, { title: dto.title, metadata: dto.metadata, model: dto.agent?.model, defaultConcurrency: dto.default_concurrency, ttl: toTtl(dto.ttl) }, dto.expected_revision),
       );
-      return { status: 200, body: toSessionResponse(s) };
+      return { status: 200, body: await this.withWorkStatus(s) };
     });
   }
 
@@ -107,7 +123,7 @@ export class SessionsController {
   ) {
     await this.idempotent.execute(req, reply, {}, async () => {
       const s = await this.commands.execute(new ArchiveSessionCommand(principal, id, dto.expected_revision));
-      return { status: 200, body: toSessionResponse(s) };
+      return { status: 200, body: await this.withWorkStatus(s) };
     });
   }
 

@@ -21,7 +21,7 @@ export abstract class MessageRepository {
    */
   abstract appendInput(message: NewMessage, options: { expectedRevision?: number; now: Date }): Promise<void>;
   /** A steered message taken over by another run than the one it was steered to (CONTRACT section 7: its `run_id` names the run that took it). */
-  abstract reassign(id: string, runId: string): Promise<void>;
+  abstract reassignAll(ids: readonly string[], runId: string): Promise<void>;
   abstract update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void>;
   abstract findById(id: string): Promise<MessageProps | null>;
   /** One keyset page by `sequence` after the message `after` (of this session, else `invalid_cursor`), optionally of one run only. */

@@ -7,6 +7,18 @@ export type SessionStatus = 'active' | 'archived';
 export type RunConcurrency = 'reject' | 'enqueue' | 'steer' | 'interrupt';
 export const RUN_CONCURRENCY: readonly RunConcurrency[] = ['reject', 'enqueue', 'steer', 'interrupt'];
 
+/** What happens to a session `seconds` after its last activity (CONTRACT section 17, session TTL). */
+export interface SessionTtl {
+  seconds: number;
+  strategy: 'archive' | 'delete';
+}
+export const TTL_STRATEGIES: ReadonlyArray<SessionTtl['strategy']> = ['archive', 'delete'];
+
+/** `last_active_at + ttl`, or null without a TTL. */
+export function ttlExpiry(lastActiveAt: Date, ttl: SessionTtl | null): Date | null {
+  return ttl ? new Date(lastActiveAt.getTime() + ttl.seconds * 1000) : null;
+}
+
 /** The agent configuration a session pinned when it was created (CONTRACT section 5). */
 export interface AgentSnapshot {
   id: string;
@@ -29,7 +41,9 @@ export interface SessionProps {
   createdAt: Date;
   updatedAt: Date;
   lastActiveAt: Date;
+  /** Derived: `lastActiveAt + ttl.seconds` (null without a TTL); activity moves it. */
   expiresAt: Date | null;
+  ttl: SessionTtl | null;
 }
 
 export type SessionDomainEvent =
@@ -60,6 +74,7 @@ export class Session {
     title: string | null;
     metadata: Record<string, string>;
     defaultConcurrency?: RunConcurrency;
+    ttl?: SessionTtl | null;
     now: Date;
   }): Session {
     const s = new Session(
@@ -73,12 +88,13 @@ export class Session {
         revision: 1,
         activeRunId: null,
         metadata: { ...input.metadata },
-        defaultConcurrency: input.defaultConcurrency ?? 'reject',
+        defaultConcurrency: input.defaultConcurrency ?? 'steer',
         messageSeq: 0,
         createdAt: input.now,
         updatedAt: input.now,
         lastActiveAt: input.now,
-        expiresAt: null,
+        expiresAt: ttlExpiry(input.now, input.ttl ?? null),
+        ttl: input.ttl ? { ...input.ttl } : null,
       },
       0,
     );
@@ -87,7 +103,7 @@ export class Session {
   }
 
   static restore(props: SessionProps): Session {
-    return new Session({ ...props, agent: { ...props.agent }, metadata: { ...props.metadata } }, props.revision);
+    return new Session({ ...props, agent: { ...props.agent }, metadata: { ...props.metadata }, ttl: props.ttl ? { ...props.ttl } : null, expiresAt: ttlExpiry(props.lastActiveAt, props.ttl) }, props.revision);
   }
 
   get id(): string {
@@ -116,7 +132,7 @@ export class Session {
     return this.props.revision !== this.loadedRevision;
   }
   snapshot(): Readonly<SessionProps> {
-    return { ...this.props, agent: { ...this.props.agent }, metadata: { ...this.props.metadata } };
+    return { ...this.props, agent: { ...this.props.agent }, metadata: { ...this.props.metadata }, ttl: this.props.ttl ? { ...this.props.ttl } : null };
   }
   pullEvents(): SessionDomainEvent[] {
     const out = this.events;
@@ -136,7 +152,10 @@ export class Session {
   }
 
   /** Title, metadata and model edits. A no-op edit changes nothing and keeps the revision. */
-  update(changes: { title?: string | null; metadata?: Record<string, string>; model?: string; defaultConcurrency?: RunConcurrency }, now: Date): void {
+  update(
+    changes: { title?: string | null; metadata?: Record<string, string>; model?: string; defaultConcurrency?: RunConcurrency; ttl?: SessionTtl | null },
+    now: Date,
+  ): void {
     const changed: string[] = [];
     if (changes.title !== undefined && changes.title !== this.props.title) {
       this.props.title = changes.title;
@@ -153,6 +172,11 @@ export class Session {
     if (changes.defaultConcurrency !== undefined && changes.defaultConcurrency !== this.props.defaultConcurrency) {
       this.props.defaultConcurrency = changes.defaultConcurrency;
       changed.push('default_concurrency');
+    }
+    if (changes.ttl !== undefined && JSON.stringify(changes.ttl) !== JSON.stringify(this.props.ttl)) {
+      this.props.ttl = changes.ttl ? { ...changes.ttl } : null;
+      this.props.expiresAt = ttlExpiry(this.props.lastActiveAt, this.props.ttl);
+      changed.push('ttl');
     }
     if (changed.length === 0) return;
     this.bump(now);

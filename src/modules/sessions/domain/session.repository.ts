@@ -1,3 +1,4 @@
+import type { WorkStatus } from './work-status';
 import { Principal } from '../../../common/auth/principal';
 import { SortOrder } from '../../../common/http/pagination';
 import { Session } from './session.aggregate';
@@ -16,8 +17,20 @@ export abstract class SessionRepository {
   /** Locks the session row (inside the caller's transaction) and answers its active run. */
   abstract lockActiveRun(sessionId: string): Promise<string | null>;
   abstract setActiveRun(sessionId: string, runId: string | null, activity?: Date): Promise<void>;
+  /**
+   * Session TTL sweep (CONTRACT section 17): archives (strategy `archive`, active sessions) or
+   * deletes (strategy `delete`, with their runs, messages and events) up to `limit` sessions each
+   * whose `last_active_at + ttl` is at or before `now` and that have no active run. Each is ONE
+   * conditional statement over rows locked with SKIP LOCKED, so a run starting at the same moment
+   * (it locks the row and sets `active_run_id`) either wins or waits, and nodes sweeping at once
+   * take disjoint sessions. Returns the ids changed.
+   */
+  abstract sweepExpired(now: Date, limit: number): Promise<{ archived: string[]; deleted: string[] }>;
   abstract list(
     principal: Principal,
     page: { after?: string; limit: number; order: SortOrder },
+    filter?: { workStatus?: WorkStatus },
   ): Promise<{ items: Session[]; hasMore: boolean }>;
+  /** The work status of each of `ids` (CONTRACT section 7), in one read. */
+  abstract workStatuses(ids: readonly string[]): Promise<Map<string, WorkStatus>>;
 }

@@ -57,4 +57,9 @@ export abstract class MessageStatementParts {
    * the session row and waiting for that run row: a deadlock.
    */
   abstract sessionLocked(sessionId: string): StatementPart;
+  /**
+   * For a CTE after `appendWrite`'s in the same statement: a SELECT of one row, `active_run_id`,
+   * the session's active run as the append left it (none when the append took no slot).
+   */
+  abstract activeRunAfterAppend(): string;
 }

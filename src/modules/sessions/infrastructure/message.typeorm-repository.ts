@@ -64,7 +64,7 @@ function appendCtes(ph: string[], condition: string, set?: string): string {
   const [session, now, id, tenant, subject, run, role, status, content, metadata] = ph;
   return `msg_slot AS (
       UPDATE sessions SET message_seq = message_seq + 1, revision = revision + 1, updated_at = ${now}${set ? `, ${set}` : ''}
-       WHERE id = ${session} AND ${condition} RETURNING message_seq
+       WHERE id = ${session} AND ${condition} RETURNING message_seq, active_run_id
     ),
     msg_insert AS (
       INSERT INTO messages (${COLUMNS})
@@ -144,8 +144,8 @@ export class MessageTypeormRepository extends MessageRepository implements Messa
     });
   }
 
-  async reassign(id: string, runId: string): Promise<void> {
-    await this.uow.manager.query(`UPDATE messages SET run_id = $2, updated_at = now() WHERE id = $1`, [id, runId]);
+  async reassignAll(ids: readonly string[], runId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE messages SET run_id = $2, updated_at = now() WHERE id = ANY($1::text[])`, [ids, runId]);
   }
 
   async update(id: string, changes: { status?: MessageStatus; content?: ContentPart[] }): Promise<void> {
@@ -171,6 +171,10 @@ export class MessageTypeormRepository extends MessageRepository implements Messa
       const [id] = p.add(sessionId);
       return `settle AS (UPDATE sessions SET ${set} WHERE id = ${id} AND ${guard.matched})`;
     };
+  }
+
+  activeRunAfterAppend(): string {
+    return `SELECT active_run_id FROM msg_slot`;
   }
 
   sessionLocked(sessionId: string): StatementPart {

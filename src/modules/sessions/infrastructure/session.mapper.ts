@@ -12,12 +12,13 @@ export function sessionToDomain(row: SessionOrmEntity): Session {
     revision: row.revision,
     activeRunId: row.activeRunId,
     metadata: row.metadata ?? {},
-    defaultConcurrency: row.defaultConcurrency ?? 'reject',
+    defaultConcurrency: row.defaultConcurrency ?? 'steer',
     messageSeq: row.messageSeq,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
     lastActiveAt: row.lastActiveAt,
-    expiresAt: row.expiresAt,
+    expiresAt: null, // derived by restore from lastActiveAt + ttl
+    ttl: row.ttlSeconds != null ? { seconds: row.ttlSeconds, strategy: row.ttlStrategy ?? 'archive' } : null,
   });
 }
 
@@ -39,6 +40,7 @@ export function sessionToRow(session: Session): Partial<SessionOrmEntity> {
     createdAt: s.createdAt,
     updatedAt: s.updatedAt,
     lastActiveAt: s.lastActiveAt,
-    expiresAt: s.expiresAt,
+    ttlSeconds: s.ttl?.seconds ?? null,
+    ttlStrategy: s.ttl?.strategy ?? null,
   };
 }

@@ -18,5 +18,7 @@ export class SessionOrmEntity {
   @Column({ type: 'timestamptz', name: 'created_at' }) createdAt!: Date;
   @Column({ type: 'timestamptz', name: 'updated_at' }) updatedAt!: Date;
   @Column({ type: 'timestamptz', name: 'last_active_at' }) lastActiveAt!: Date;
-  @Column({ type: 'timestamptz', name: 'expires_at', nullable: true }) expiresAt!: Date | null;
+  /** Session TTL (CONTRACT 17): `expires_at` is derived, `last_active_at + ttl_seconds`; the old `expires_at` column is unused. */
+  @Column('integer', { name: 'ttl_seconds', nullable: true }) ttlSeconds!: number | null;
+  @Column('text', { name: 'ttl_strategy', nullable: true }) ttlStrategy!: 'archive' | 'delete' | null;
 }

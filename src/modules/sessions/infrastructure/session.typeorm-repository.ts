@@ -1,6 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { SessionWorkStatusSql, WorkStatus } from '../domain/work-status';
 import { Principal } from '../../../common/auth/principal';
 import { EntitySql } from '../../../common/database/entity-sql';
+import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { invalidCursor, keysetPage, SortOrder } from '../../../common/http/pagination';
@@ -10,12 +13,38 @@ import { sessionToDomain, sessionToRow } from './session.mapper';
 import { SessionOrmEntity } from './session.orm-entity';
 
 @Injectable()
-export class SessionTypeormRepository extends SessionRepository {
+export class SessionTypeormRepository extends SessionRepository implements OnModuleInit {
   private readonly sql: EntitySql<SessionOrmEntity>;
+  private workStatusSql: SessionWorkStatusSql | null = null;
 
-  constructor(private readonly uow: UnitOfWork) {
+  constructor(
+    private readonly uow: UnitOfWork,
+    private readonly ref: ModuleRef,
+  ) {
     super();
     this.sql = new EntitySql(uow.dataSource, SessionOrmEntity);
+  }
+
+  onModuleInit(): void {
+    // The runs module's SQL of a session's work status (none without it: every session is idle).
+    try {
+      this.workStatusSql = this.ref.get(SessionWorkStatusSql, { strict: false });
+    } catch {
+      this.workStatusSql = null;
+    }
+  }
+
+  private workStatusOf(sessionId: string): string {
+    return this.workStatusSql ? this.workStatusSql.expression(sessionId) : `'idle'`;
+  }
+
+  async workStatuses(ids: readonly string[]): Promise<Map<string, WorkStatus>> {
+    if (ids.length === 0) return new Map();
+    const rows: Array<{ id: string; ws: WorkStatus }> = await this.uow.manager.query(
+      `SELECT s.id, ${this.workStatusOf('s.id')} AS ws FROM sessions s WHERE s.id = ANY($1::text[])`,
+      [ids],
+    );
+    return new Map(rows.map((r) => [r.id, r.ws]));
   }
 
   private get repo() {
@@ -58,6 +87,24 @@ export class SessionTypeormRepository extends SessionRepository {
     return (result.affected ?? 0) > 0;
   }
 
+  async sweepExpired(now: Date, limit: number): Promise<{ archived: string[]; deleted: string[] }> {
+    const due = (strategy: string, extra: string) =>
+      `SELECT id FROM sessions WHERE ttl_seconds IS NOT NULL AND ttl_strategy = '${strategy}' ${extra} AND active_run_id IS NULL
+         AND last_active_at + ttl_seconds * interval '1 second' <= $1 ORDER BY last_active_at LIMIT $2 FOR UPDATE SKIP LOCKED`;
+    const archived = await this.uow.statement((m) =>
+      queryRows<{ id: string }>(
+        m,
+        `WITH due AS (${due('archive', "AND status = 'active'")})
+         UPDATE sessions s SET status = 'archived', revision = s.revision + 1, updated_at = $1 FROM due WHERE s.id = due.id RETURNING s.id`,
+        [now, limit],
+      ),
+    );
+    const deleted = await this.uow.statement((m) =>
+      queryRows<{ id: string }>(m, `WITH due AS (${due('delete', '')}) DELETE FROM sessions s USING due WHERE s.id = due.id RETURNING s.id`, [now, limit]),
+    );
+    return { archived: archived.map((r) => r.id), deleted: deleted.map((r) => r.id) };
+  }
+
   async lockActiveRun(sessionId: string): Promise<string | null> {
     const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, [sessionId]);
     return rows[0]?.active_run_id ?? null;
@@ -70,10 +117,11 @@ export class SessionTypeormRepository extends SessionRepository {
     );
   }
 
-  async list(principal: Principal, page: { after?: string; limit: number; order: SortOrder }) {
+  async list(principal: Principal, page: { after?: string; limit: number; order: SortOrder }, filter: { workStatus?: WorkStatus } = {}) {
     const scope = (qb: ReturnType<typeof this.repo.createQueryBuilder>) => {
       qb.where('s.tenant_id = :tenant', { tenant: principal.tenantId });
       if (principal.role !== 'admin') qb.andWhere('s.subject_id = :subject', { subject: principal.subjectId });
+      if (filter.workStatus !== undefined) qb.andWhere(`${this.workStatusOf('s.id')} = :workStatus`, { workStatus: filter.workStatus });
       return qb;
     };
     let cursor: { createdAt: Date; id: string } | null = null;

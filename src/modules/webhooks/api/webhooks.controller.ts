@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiOkResponse,
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AdminOnly, CurrentPrincipal } from '../../../common/auth/auth.decorators';
 import { Principal } from '../../../common/auth/principal';
+import { invalidRequest } from '../../../common/errors/domain-error';
 import { ApiErrors } from '../../../common/errors/error.dto';
 import { ApiIdempotencyKey, ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { ListQueryDto, listPage } from '../../../common/http/pagination';
@@ -21,6 +22,7 @@ import {
   CreateWebhookRequestDto,
   toDeliveryResponse,
   toWebhookResponse,
+  UPDATE_WEBHOOK_FIELDS,
   UpdateWebhookRequestDto,
   WebhookDeliveryListResponseDto,
   WebhookListResponseDto,
@@ -87,11 +89,11 @@ export class WebhooksController {
   }
 
   @Get()
-  @ApiOperation({ summary: "List the tenant's webhook endpoints", description: 'Admin only, own tenant only; ordered by id.' })
+  @ApiOperation({ summary: "List the tenant's webhook endpoints", description: 'Admin only, own tenant only; ordered by id (`order` asc by default, or desc).' })
   @ApiOkResponse({ type: WebhookListResponseDto })
   @ApiErrors('forbidden', 'invalid_request')
   async list(@CurrentPrincipal() p: Principal, @Query() q: ListQueryDto): Promise<WebhookListResponseDto> {
-    const { items, hasMore } = await this.queries.execute(new ListWebhooksQuery(p, { after: q.after, limit: q.limit ?? 20 }));
+    const { items, hasMore } = await this.queries.execute(new ListWebhooksQuery(p, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
     return listPage(items.map(toWebhookResponse), hasMore);
   }
 
@@ -104,7 +106,13 @@ export class WebhooksController {
   }
 
   @Post(':id')
-  @ApiOperation({ summary: 'Update a webhook endpoint', description: 'Only the fields given change.' })
+  @ApiOperation({
+    summary: 'Update a webhook endpoint',
+    description:
+      'Only the fields given change; at least one of url, events, description, enabled is required (`{}` is 400 invalid_request naming them). ' +
+      'null is accepted only for description (it clears it); null for url, events or enabled is 400 naming the field. ' +
+      "Disabling ends the endpoint's pending deliveries `failed` (endpoint_disabled).",
+  })
   @ApiIdempotencyKey(false)
   @ApiJsonBody(UpdateWebhookRequestDto, {
     events: { summary: 'Subscribe to attachments too', value: { events: ['run.completed', 'run.failed', 'run.requires_action', 'attachment.ready', 'attachment.rejected'] } },
@@ -118,6 +126,12 @@ export class WebhooksController {
     @Req() req: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
+    if (UPDATE_WEBHOOK_FIELDS.every((f) => dto[f] === undefined)) {
+      // A validation error (not stored under an Idempotency-Key), like the DTO's own.
+      throw invalidRequest(`give at least one of ${UPDATE_WEBHOOK_FIELDS.join(', ')}`, [
+        { field: 'body', message: `must set at least one of ${UPDATE_WEBHOOK_FIELDS.join(', ')}` },
+      ]);
+    }
     await this.idempotent.execute(req, reply, {}, async () => {
       const e = await this.commands.execute(new UpdateWebhookCommand(p, id, { url: dto.url, events: dto.events, description: dto.description, enabled: dto.enabled }));
       return { status: 200, body: toWebhookResponse(e) };
@@ -126,7 +140,10 @@ export class WebhooksController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete a webhook endpoint', description: 'Its pending deliveries go with it.' })
+  @ApiOperation({
+    summary: 'Delete a webhook endpoint',
+    description: 'It is gone from every route (404 from now on, its delivery log included) and its pending deliveries end `failed` (endpoint_disabled); nothing more is sent to it.',
+  })
   @ApiNoContentResponse()
   @ApiErrors('forbidden', 'not_found')
   async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
@@ -158,11 +175,11 @@ export class WebhooksController {
   }
 
   @Get(':id/deliveries')
-  @ApiOperation({ summary: "An endpoint's delivery log", description: 'Newest first: status, attempts, last response status, next attempt.' })
+  @ApiOperation({ summary: "An endpoint's delivery log", description: 'Newest first (`order` desc by default; asc oldest first): status, attempts, last response status, next attempt.' })
   @ApiOkResponse({ type: WebhookDeliveryListResponseDto })
   @ApiErrors('forbidden', 'invalid_request', 'not_found')
   async deliveries(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListQueryDto): Promise<WebhookDeliveryListResponseDto> {
-    const { items, hasMore } = await this.queries.execute(new ListWebhookDeliveriesQuery(p, id, { after: q.after, limit: q.limit ?? 20 }));
+    const { items, hasMore } = await this.queries.execute(new ListWebhookDeliveriesQuery(p, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
     return listPage(items.map(toDeliveryResponse), hasMore);
   }
 }

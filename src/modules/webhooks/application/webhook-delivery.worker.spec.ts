@@ -2,29 +2,29 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig, WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../../common/config/app-config';
 import { OutboundHttpClient, OutboundRequest, OutboundUrlPolicy } from '../../../common/outbound/outbound-http';
-import { WebhookDelivery } from '../domain/webhook-events';
+import { EndpointPolicy, WebhookDelivery } from '../domain/webhook-events';
 import { WebhookSecretBox } from '../domain/webhook-signature';
-import { AttemptOutcome, ClaimedDelivery, WebhookDeliveryQueue } from '../domain/webhook.repository';
-import { WebhookDeliveryWorker } from './webhook-delivery.worker';
+import { ClaimedDelivery, RecordedAttempt, WebhookDeliveryQueue } from '../domain/webhook.repository';
+import { NODE_MAX_IN_FLIGHT, WebhookDeliveryWorker } from './webhook-delivery.worker';
 import { WebhookPayloads } from './webhook-payloads';
 
 /** The queue's side of one claim: what the worker asked for and recorded. */
 class OneClaimQueue extends WebhookDeliveryQueue {
   leases: number[] = [];
-  recorded: Array<{ id: string; attempts: number; outcome: AttemptOutcome }> = [];
+  recorded: RecordedAttempt[] = [];
   constructor(private claim: ClaimedDelivery | null) {
     super();
   }
   async fanOut(): Promise<number> {
     return 0;
   }
-  async claimDue(_limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  async claimDue(_limit: number, leaseMs: number, _policy: EndpointPolicy): Promise<ClaimedDelivery[]> {
     this.leases.push(leaseMs);
     const c = this.claim;
     this.claim = null;
     return c ? [c] : [];
   }
-  async recordAttempts(attempts: Array<{ id: string; attempts: number; outcome: AttemptOutcome }>): Promise<void> {
+  async recordAttempts(attempts: RecordedAttempt[]): Promise<void> {
     this.recorded.push(...attempts);
   }
   async backlog() {
@@ -62,7 +62,7 @@ describe('WebhookDeliveryWorker: the lease bounds every attempt', () => {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  function setUp(renderMs: number, env: Record<string, string> = {}) {
+  function setUp(renderMs: number, env: Record<string, string> = {}, enabled = true) {
     const config = loadConfig({ WORKER_ENABLED: 'false', ...env });
     const box = new WebhookSecretBox(Buffer.alloc(32, 7));
     const now0 = new Date();
@@ -87,7 +87,7 @@ describe('WebhookDeliveryWorker: the lease bounds every attempt', () => {
       url,
       events: ['run.completed' as const],
       description: null,
-      enabled: true,
+      enabled,
       secretVersion: 1,
       createdAt: now0,
       updatedAt: now0,
@@ -100,7 +100,7 @@ describe('WebhookDeliveryWorker: the lease bounds every attempt', () => {
         return '{"id":"whevt_1"}';
       },
     } as unknown as WebhookPayloads;
-    const http = new OutboundHttpClient(new OutboundUrlPolicy(['http://127.0.0.1']));
+    const http = new OutboundHttpClient(new OutboundUrlPolicy(['http://127.0.0.1:*']));
     const requests: Array<{ at: number; timeoutMs: number }> = [];
     const request = http.request.bind(http);
     jest.spyOn(http, 'request').mockImplementation((req: OutboundRequest) => {
@@ -114,33 +114,139 @@ describe('WebhookDeliveryWorker: the lease bounds every attempt', () => {
     const { worker, queue, requests, config } = setUp(5);
     expect(config.webhookLeaseMs).toBe(WEBHOOK_ATTEMPT_TIMEOUT_MS + 10_000);
     const claimedAt = now;
-    expect(await worker.deliverDue()).toBe(1);
+    expect(await worker.claimAndStart()).toBe(1);
+    await worker.settled();
     expect(queue.leases).toEqual([20_000]);
     expect(requests).toHaveLength(1);
     // The request is aborted at its timeout, which ends before the lease does.
     expect(requests[0].timeoutMs).toBe(WEBHOOK_ATTEMPT_TIMEOUT_MS);
     expect(requests[0].at + requests[0].timeoutMs).toBeLessThan(claimedAt + 20_000);
     expect(hits).toBe(1);
-    expect(queue.recorded).toMatchObject([{ id: 'whevt_1', attempts: 1, outcome: { status: 'delivered', responseStatus: 200 } }]);
+    expect(queue.recorded).toMatchObject([{ id: 'whevt_1', attempts: 1, outcome: { status: 'delivered', responseStatus: 200 }, health: 'answered' }]);
   });
 
   it('the latest a request may start: its timeout still ends a second before the lease', async () => {
     const { worker, queue, requests } = setUp(15_000 - WEBHOOK_ATTEMPT_TIMEOUT_MS - 1_000, { WEBHOOK_LEASE_MS: '15000' });
     const claimedAt = now;
-    await worker.deliverDue();
+    await worker.claimAndStart();
+    await worker.settled();
     expect(queue.leases).toEqual([15_000]);
     expect(requests).toHaveLength(1);
     expect(requests[0].at + requests[0].timeoutMs).toBeLessThanOrEqual(claimedAt + 15_000 - 1_000);
     expect(queue.recorded[0].outcome.status).toBe('delivered');
   });
 
+  it('an endpoint disabled between the claim and its read: no request, failed endpoint_disabled, the claim not counted', async () => {
+    const { worker, queue, requests } = setUp(5, {}, false);
+    expect(await worker.claimAndStart()).toBe(1);
+    await worker.settled();
+    expect(requests).toEqual([]);
+    expect(queue.recorded).toMatchObject([{ id: 'whevt_1', attempts: 1, notStarted: true, health: null, outcome: { status: 'failed', error: 'endpoint_disabled' } }]);
+  });
+
   it('a payload rendered too late for a full attempt within the lease is not posted: retried later (render_timeout)', async () => {
     const { worker, queue, requests } = setUp(15_000 - WEBHOOK_ATTEMPT_TIMEOUT_MS - 1_000 + 1, { WEBHOOK_LEASE_MS: '15000' });
-    await worker.deliverDue();
+    await worker.claimAndStart();
+    await worker.settled();
     expect(requests).toEqual([]);
     expect(hits).toBe(0);
     expect(queue.recorded).toHaveLength(1);
     expect(queue.recorded[0].outcome).toMatchObject({ status: 'pending', error: 'render_timeout', responseStatus: null });
+    // No request was made: it says nothing about the endpoint's health.
+    expect(queue.recorded[0].health).toBeNull();
     expect(queue.recorded[0].outcome.nextAttemptAt).toBeInstanceOf(Date);
+  });
+});
+
+/** A queue of deliveries that are all due, handed out as the worker asks (the slot count it asks for is kept). */
+class DueQueue extends WebhookDeliveryQueue {
+  due: ClaimedDelivery[] = [];
+  asked: number[] = [];
+  recorded: RecordedAttempt[] = [];
+  async fanOut(): Promise<number> {
+    return 0;
+  }
+  async claimDue(limit: number): Promise<ClaimedDelivery[]> {
+    this.asked.push(limit);
+    return this.due.splice(0, limit);
+  }
+  async recordAttempts(attempts: RecordedAttempt[]): Promise<void> {
+    this.recorded.push(...attempts);
+  }
+  async backlog() {
+    return { rows: 0, oldestAgeSeconds: 0 };
+  }
+}
+
+/**
+ * The pipeline (issue 31): attempts are not grouped in rounds - an attempt that hangs does not
+ * hold back one claimed after it, and the node never asks for more than its free slots. Real
+ * receivers (one holding its requests, one answering at once) and the real HTTP client.
+ */
+describe('WebhookDeliveryWorker: a continuous pipeline, no round barrier', () => {
+  let server: Server;
+  let base: string;
+  const heldOpen: Array<() => void> = [];
+  const answered: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (req.url === '/hang') {
+        heldOpen.push(() => res.writeHead(200).end('late'));
+        return;
+      }
+      answered.push(String(req.headers['webhook-id']));
+      res.writeHead(200).end('ok');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  function claimed(box: WebhookSecretBox, id: string, endpointId: string, path: string): ClaimedDelivery {
+    const at = new Date();
+    return {
+      delivery: { id, tenantId: 't', endpointId, eventType: 'run.completed', objectId: 'run_1', status: 'pending', attempts: 1, lastResponseStatus: null, lastError: null, lastResponseExcerpt: null, nextAttemptAt: at, createdAt: at, deliveredAt: null },
+      endpoint: { id: endpointId, tenantId: 't', url: base + path, events: ['run.completed'], description: null, enabled: true, secretVersion: 1, createdAt: at, updatedAt: at, sealedSecret: box.seal('whsec_' + Buffer.alloc(32, 2).toString('base64')) },
+    };
+  }
+
+  it('a delivery due after two hanging ones is posted while they still hang; the node asks only for its free slots', async () => {
+    const config = loadConfig({ WORKER_ENABLED: 'false' });
+    const box = new WebhookSecretBox(Buffer.alloc(32, 3));
+    const queue = new DueQueue();
+    const payloads = { render: async () => '{}' } as unknown as WebhookPayloads;
+    const http = new OutboundHttpClient(new OutboundUrlPolicy(['http://127.0.0.1:*']));
+    const worker = new WebhookDeliveryWorker(queue, payloads, box, http, config);
+    queue.due.push(claimed(box, 'whevt_h1', 'wh_hang', '/hang'), claimed(box, 'whevt_h2', 'wh_hang', '/hang'));
+    worker.start();
+    try {
+      const until = Date.now() + 5_000;
+      while (heldOpen.length < 2 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+      expect(heldOpen).toHaveLength(2);
+      // Due only now, while both attempts hang: the old round would wait for them (up to 10 s).
+      queue.due.push(claimed(box, 'whevt_ok', 'wh_ok', '/ok'));
+      // Wait for the worker's recorded outcome, not the receiver's side: the receiver has answered
+      // before the worker reads the answer and records it (a loaded machine shows the gap).
+      const okRecorded = () => queue.recorded.some((r) => r.id === 'whevt_ok');
+      while (!okRecorded() && Date.now() < until + 5_000) await new Promise((r) => setTimeout(r, 10));
+      expect(answered).toEqual(['whevt_ok']);
+      expect(queue.recorded.map((r) => [r.id, r.outcome.status, r.health])).toContainEqual(['whevt_ok', 'delivered', 'answered']);
+      // ...while both still hang: nothing recorded for them, their requests are still held open.
+      expect(heldOpen).toHaveLength(2);
+      expect(queue.recorded.some((r) => r.id.startsWith('whevt_h'))).toBe(false);
+      // Two (then three) slots taken: the claims asked for what was left of the node's 64.
+      expect(queue.asked[0]).toBe(NODE_MAX_IN_FLIGHT);
+      expect(Math.min(...queue.asked)).toBeGreaterThanOrEqual(NODE_MAX_IN_FLIGHT - 3);
+      expect(queue.asked).toContain(NODE_MAX_IN_FLIGHT - 2);
+    } finally {
+      for (const release of heldOpen.splice(0)) release();
+      await worker.settled();
+      await worker.beforeApplicationShutdown();
+    }
+    expect(queue.recorded.map((r) => r.id).sort()).toEqual(['whevt_h1', 'whevt_h2', 'whevt_ok']);
   });
 });

@@ -3,13 +3,17 @@ import { AppConfig, WEBHOOK_ATTEMPT_TIMEOUT_MS } from '../../../common/config/ap
 import { DbPriority } from '../../../common/database/db-priority';
 import { Metrics } from '../../../common/metrics/metrics';
 import { OutboundError, OutboundHttpClient } from '../../../common/outbound/outbound-http';
-import { nextRetryAt } from '../domain/webhook-events';
+import { EndpointPolicy, endpointPolicy, nextRetryAt } from '../domain/webhook-events';
 import { signWebhook, WebhookSecretBox } from '../domain/webhook-signature';
 import { AttemptOutcome, ClaimedDelivery, RecordedAttempt, WebhookDeliveryQueue } from '../domain/webhook.repository';
 import { WebhookPayloads } from './webhook-payloads';
 
 const POLL_MS = 250;
-const BATCH = 16;
+/**
+ * Attempts in flight on one node at most (over all endpoints; each endpoint has its own cap,
+ * `WEBHOOK_MAX_IN_FLIGHT`, and one when it backs off): bounds sockets and memory, not isolation.
+ */
+export const NODE_MAX_IN_FLIGHT = 64;
 /** Integration events taken out of the outbox per statement. */
 const FAN_OUT_BATCH = 500;
 /**
@@ -23,13 +27,16 @@ const EXCERPT_CHARS = 256;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
 /**
- * Delivers webhooks, on every node. Each round first turns integration events (the outbox the
- * runs and attachments modules write with their changes) into deliveries, one per subscribed
- * endpoint, in the statement that takes them (SKIP LOCKED); then claims due deliveries with `FOR UPDATE SKIP LOCKED`
- * (one statement, which also counts the attempt and leases the row), POSTs each through the
- * guarded outbound client, signed per Standard Webhooks (the same `webhook-id` on every attempt,
- * a fresh timestamp and signature), then records the outcome: `delivered` on 2xx, else the next
- * attempt after an exponential backoff with jitter, or `failed` once the retry window is over.
+ * Delivers webhooks, on every node, as a pipeline (no rounds): each turn of the loop turns
+ * integration events (the outbox the runs and attachments modules write with their changes) into
+ * deliveries, one per subscribed endpoint, in the statement that takes them (SKIP LOCKED); then,
+ * if the node has free slots, claims due deliveries for them (one statement, per endpoint: see
+ * `claimDue`) and starts their attempts without waiting for them. An attempt that ends frees its
+ * slot at once and wakes the loop when that slot may let more be claimed. Each attempt POSTs
+ * through the guarded outbound client, signed per Standard Webhooks (the same `webhook-id` on
+ * every attempt, a fresh timestamp and signature), then records the outcome: `delivered` on
+ * 2xx, else the next attempt after an exponential backoff with jitter, or `failed` once the
+ * retry window is over; and the endpoint's health (`endpointLimits`).
  */
 @Injectable()
 export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -41,6 +48,14 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   /** Outcomes waiting for the next write (`record`), and whether a write is in flight. */
   private readonly unrecorded: Array<{ attempt: RecordedAttempt; resolve: () => void; reject: (err: Error) => void }> = [];
   private recording = false;
+  /** Attempts in flight on this node, and how many per endpoint. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly inFlightByEndpoint = new Map<string, number>();
+  /** Endpoints that reached their cap on this node since their count here was last 0: they may have more due. */
+  private readonly capped = new Set<string>();
+  /** Set when an ended attempt asked for a claim while the loop was not idle. */
+  private woken = false;
+  private readonly policy: EndpointPolicy;
 
   constructor(
     private readonly store: WebhookDeliveryQueue,
@@ -49,7 +64,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     private readonly http: OutboundHttpClient,
     private readonly config: AppConfig,
     @Optional() private readonly metrics?: Metrics,
-  ) {}
+  ) {
+    this.policy = endpointPolicy(config.webhookMaxInFlight, config.webhookRetryBaseMs);
+  }
 
   onApplicationBootstrap(): void {
     this.metrics?.setOutboxSource('webhooks', () =>
@@ -66,6 +83,12 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     this.stop.abort();
     this.wake?.();
     await this.loop;
+    await this.settled();
+  }
+
+  /** Resolves once every attempt started so far has ended (its outcome recorded). */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
   start(): void {
@@ -80,8 +103,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       let busy = false;
       try {
         const taken = await this.store.fanOut(FAN_OUT_BATCH);
-        const claimed = await this.deliverDue();
-        busy = taken === FAN_OUT_BATCH || claimed === BATCH;
+        const free = NODE_MAX_IN_FLIGHT - this.inFlight.size;
+        const claimed = free > 0 ? await this.claimAndStart(free) : 0;
+        // All free slots taken: more may be due (claimed once a slot frees, which wakes the loop).
+        busy = taken === FAN_OUT_BATCH || (claimed > 0 && claimed === free);
       } catch (err) {
         if (this.running) this.logger.error(`webhook delivery round failed: ${(err as Error).message}`);
       }
@@ -90,6 +115,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   private idle(): Promise<void> {
+    if (this.woken) {
+      this.woken = false;
+      return Promise.resolve();
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(done, POLL_MS);
       timer.unref();
@@ -97,6 +126,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       function done() {
         clearTimeout(timer);
         self.wake = null;
+        self.woken = false;
         resolve();
       }
       this.wake = done;
@@ -104,39 +134,78 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   }
 
   /**
-   * One round: claims what is due and attempts it; returns how many were claimed. A claim leases
-   * the row for `WEBHOOK_LEASE_MS` (the attempt timeout plus a margin): a node that dies
-   * mid-attempt leaves it to another node after that. No attempt outlives its lease: the lease is
-   * counted from before the claim statement, and a request starts only if its whole timeout (it
-   * is aborted then) ends `LEASE_GUARD_MS` before the lease does.
+   * Claims up to `slots` due deliveries and starts their attempts (not awaited: `settled` waits
+   * for them); returns how many were claimed. A claim leases the row for `WEBHOOK_LEASE_MS` (the
+   * attempt timeout plus a margin): a node that dies mid-attempt leaves it to another node after
+   * that. No attempt outlives its lease: the lease is counted from before the claim statement,
+   * and a request starts only if its whole timeout (it is aborted then) ends `LEASE_GUARD_MS`
+   * before the lease does.
    */
-  async deliverDue(): Promise<number> {
+  async claimAndStart(slots = NODE_MAX_IN_FLIGHT - this.inFlight.size): Promise<number> {
+    if (slots <= 0) return 0;
     const leaseMs = this.config.webhookLeaseMs;
     const claiming = performance.now();
-    const claimed = await this.store.claimDue(BATCH, leaseMs);
+    const claimed = await this.store.claimDue(slots, leaseMs, this.policy);
     const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
-    await Promise.all(claimed.map((c) => this.attempt(c, requestsStartBy)));
+    for (const c of claimed) this.track(c.delivery.endpointId, this.attempt(c, requestsStartBy));
     return claimed.length;
+  }
+
+  private track(endpointId: string, attempt: Promise<void>): void {
+    const count = (this.inFlightByEndpoint.get(endpointId) ?? 0) + 1;
+    this.inFlightByEndpoint.set(endpointId, count);
+    if (count >= this.config.webhookMaxInFlight) this.capped.add(endpointId);
+    const p: Promise<void> = attempt
+      .catch((err: Error) => {
+        if (this.running) this.logger.error(`webhook attempt failed: ${err.message}`);
+      })
+      .finally(() => {
+        const nodeWasFull = this.inFlight.size >= NODE_MAX_IN_FLIGHT;
+        this.inFlight.delete(p);
+        const n = (this.inFlightByEndpoint.get(endpointId) ?? 1) - 1;
+        const wasCapped = this.capped.has(endpointId);
+        if (n > 0) this.inFlightByEndpoint.set(endpointId, n);
+        else {
+          this.inFlightByEndpoint.delete(endpointId);
+          this.capped.delete(endpointId);
+        }
+        // The freed slot can start something only if the node or this endpoint was at its cap
+        // (else the last claim already took all that was due): then claim now, not at the next
+        // poll. "Was at its cap" lasts until its count is 0 here: completions that arrive while a
+        // claim runs must not be lost (bench B6 fell to ~21/s when only the 4 -> 3 step woke it).
+        if (nodeWasFull || wasCapped) this.notify();
+      });
+    this.inFlight.add(p);
+  }
+
+  private notify(): void {
+    if (!this.running) return;
+    if (this.wake) this.wake();
+    else this.woken = true;
   }
 
   private async attempt({ delivery: d, endpoint }: ClaimedDelivery, startBy: number): Promise<void> {
     const fail = async (error: string) => {
-      await this.record(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null });
+      await this.record(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null }, null);
       this.metrics?.recordWebhookFailed();
     };
-    if (!endpoint) return; // deleted: the row went with it (ON DELETE CASCADE)
-    if (!endpoint.enabled) return fail('endpoint_disabled');
+    // Disabled or deleted between the claim and the endpoint's read: no request, and the claim is
+    // not counted as an attempt (a disabled endpoint's deliveries show the attempts really made).
+    if (!endpoint || !endpoint.enabled) {
+      await this.record(d.id, d.attempts, { status: 'failed', responseStatus: null, error: 'endpoint_disabled', excerpt: null, nextAttemptAt: null }, null, { notStarted: true });
+      return;
+    }
     let body: string | null;
     try {
       body = await this.payloads.render(d);
     } catch (err) {
       this.logger.warn(`webhook ${d.id}: payload not rendered, will retry: ${(err as Error).message}`);
-      return this.retryOrFail(d, null, 'render_failed', null);
+      return this.retryOrFail(d, null, 'render_failed', null, null);
     }
     if (body === null) return fail('object_gone');
     // Rendering was slow (a loaded database): the request could outlive the lease, and another
     // node might post the event while this one still waits. Try again later instead.
-    if (performance.now() > startBy) return this.retryOrFail(d, null, 'render_timeout', null);
+    if (performance.now() > startBy) return this.retryOrFail(d, null, 'render_timeout', null, null);
     const secret = this.box.open(endpoint.sealedSecret);
     const headers = { 'content-type': 'application/json', 'user-agent': 'agent-api-webhooks', ...signWebhook(secret, d.id, Math.floor(Date.now() / 1000), body) };
     const started = performance.now();
@@ -154,16 +223,16 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       const ok = res.status >= 200 && res.status < 300;
       this.metrics?.recordWebhookAttempt(ok ? 'delivered' : 'http_error', res.durationMs / 1000);
       if (ok) {
-        await this.record(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null });
+        await this.record(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null }, 'answered');
       } else {
-        await this.retryOrFail(d, res.status, `http_${res.status}`, excerpt);
+        await this.retryOrFail(d, res.status, `http_${res.status}`, excerpt, 'failed');
       }
     } catch (err) {
       if (!(err instanceof OutboundError)) throw err;
       if (err.kind === 'aborted') return; // shutting down: the lease runs out and another attempt follows
       this.metrics?.recordWebhookAttempt(err.kind, (performance.now() - started) / 1000);
       if (err.kind === 'not_allowed') return fail('url_not_allowed');
-      await this.retryOrFail(d, null, err.kind, null);
+      await this.retryOrFail(d, null, err.kind, null, 'failed');
     }
   }
 
@@ -173,9 +242,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * under load a round's deliveries cost one statement rather than one each, and no outcome waits
    * for a slower attempt of its round.
    */
-  private record(id: string, attempts: number, outcome: AttemptOutcome): Promise<void> {
+  private record(id: string, attempts: number, outcome: AttemptOutcome, health: RecordedAttempt['health'], opts: { notStarted?: true } = {}): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.unrecorded.push({ attempt: { id, attempts, outcome }, resolve, reject });
+      this.unrecorded.push({ attempt: { id, attempts, outcome, health, ...(opts.notStarted ? { notStarted: true } : {}) }, resolve, reject });
       if (!this.recording) void this.writeRecords();
     });
   }
@@ -186,7 +255,10 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       while (this.unrecorded.length > 0) {
         const batch = this.unrecorded.splice(0);
         try {
-          await this.store.recordAttempts(batch.map((b) => b.attempt));
+          await this.store.recordAttempts(
+            batch.map((b) => b.attempt),
+            this.policy,
+          );
           for (const b of batch) b.resolve();
         } catch (err) {
           for (const b of batch) b.reject(err as Error);
@@ -197,9 +269,15 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     }
   }
 
-  private async retryOrFail(d: ClaimedDelivery['delivery'], responseStatus: number | null, error: string, excerpt: string | null): Promise<void> {
+  private async retryOrFail(
+    d: ClaimedDelivery['delivery'],
+    responseStatus: number | null,
+    error: string,
+    excerpt: string | null,
+    health: RecordedAttempt['health'],
+  ): Promise<void> {
     const next = nextRetryAt(d.attempts, d.createdAt, new Date(), this.config.webhookRetryBaseMs, this.config.webhookRetryWindowMs);
-    await this.record(d.id, d.attempts, { status: next ? 'pending' : 'failed', responseStatus, error, excerpt, nextAttemptAt: next });
+    await this.record(d.id, d.attempts, { status: next ? 'pending' : 'failed', responseStatus, error, excerpt, nextAttemptAt: next }, health);
     if (!next) this.metrics?.recordWebhookFailed();
   }
 }

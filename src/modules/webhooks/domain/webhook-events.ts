@@ -8,6 +8,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'run.requires_action',
   'attachment.ready',
   'attachment.rejected',
+  'audit.recorded',
+  'automation.invocation_failed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
@@ -52,4 +54,53 @@ export function nextRetryAt(attempts: number, createdAt: Date, now: Date, baseMs
   const delay = Math.round(raw * (0.8 + 0.4 * random()));
   const at = new Date(now.getTime() + delay);
   return at.getTime() - createdAt.getTime() > windowMs ? null : at;
+}
+
+/**
+ * Per-endpoint isolation (CONTRACT section 14, "Isolation"): how many attempts an endpoint may
+ * have in flight (on all nodes together) and how long its next attempt waits, given its
+ * consecutive failures (an attempt it answered non-2xx or not at all; a 2xx resets the count).
+ * Healthy (fewer than `BACKOFF_AFTER_FAILURES` failures in a row): up to `maxInFlight` at once,
+ * no wait beyond each delivery's own retry schedule. From then on the endpoint is probed: one
+ * attempt at a time, and none before `baseMs * 2^(failures - BACKOFF_AFTER_FAILURES)` (at most
+ * `ENDPOINT_BACKOFF_MAX_MS`) has passed since its last failure, so a failing endpoint cannot hog
+ * claims, slots or its receiver; its first 2xx makes it healthy again.
+ */
+export interface EndpointLimits {
+  inFlight: number;
+  backoffMs: number;
+}
+export const BACKOFF_AFTER_FAILURES = 3;
+export const ENDPOINT_BACKOFF_MAX_MS = 60_000;
+
+export function endpointLimits(consecutiveFailures: number, maxInFlight: number, baseMs: number): EndpointLimits {
+  if (consecutiveFailures < BACKOFF_AFTER_FAILURES) return { inFlight: maxInFlight, backoffMs: 0 };
+  const exponent = Math.min(consecutiveFailures - BACKOFF_AFTER_FAILURES, 40);
+  return { inFlight: 1, backoffMs: Math.min(baseMs * 2 ** exponent, ENDPOINT_BACKOFF_MAX_MS) };
+}
+
+/**
+ * `endpointLimits` as a table by failure count (index 0, 1, ...; the last entry holds for every
+ * count beyond it), which the claim and the outcome statements index: the rule stays here, the
+ * SQL only looks it up.
+ */
+export interface EndpointPolicy {
+  inFlightByFailures: number[];
+  backoffMsByFailures: number[];
+}
+
+export function endpointPolicy(maxInFlight: number, baseMs: number): EndpointPolicy {
+  const inFlightByFailures: number[] = [];
+  const backoffMsByFailures: number[] = [];
+  for (let f = 0; ; f++) {
+    const l = endpointLimits(f, maxInFlight, baseMs);
+    inFlightByFailures.push(l.inFlight);
+    backoffMsByFailures.push(l.backoffMs);
+    if (l.backoffMs >= ENDPOINT_BACKOFF_MAX_MS) return { inFlightByFailures, backoffMsByFailures };
+  }
+}
+
+/** Looks a failure count up in one of the policy's tables (as the SQL does). */
+export function byFailures(table: number[], consecutiveFailures: number): number {
+  return table[Math.min(Math.max(consecutiveFailures, 0), table.length - 1)];
 }

@@ -1,4 +1,4 @@
-import { DeliveryStatus, WebhookDelivery, WebhookEndpoint } from './webhook-events';
+import { DeliveryStatus, EndpointPolicy, WebhookDelivery, WebhookEndpoint } from './webhook-events';
 import type { OutboxBacklog } from '../../../common/metrics/metrics';
 
 export interface EndpointPatch {
@@ -18,16 +18,25 @@ export interface Page<T> {
 export abstract class WebhookEndpointRepository {
   abstract insert(e: WebhookEndpoint, sealedSecret: string): Promise<void>;
   /** Ordered by id; `after` is an endpoint id of the previous page. */
-  abstract list(tenantId: string, after: string | undefined, limit: number): Promise<Page<WebhookEndpoint>>;
+  abstract list(tenantId: string, after: string | undefined, limit: number, order?: 'asc' | 'desc'): Promise<Page<WebhookEndpoint>>;
   abstract find(tenantId: string, id: string): Promise<WebhookEndpoint | null>;
+  /** Whether an enabled endpoint of the tenant subscribes to `type`. */
+  abstract subscribed(tenantId: string, type: string): Promise<boolean>;
   /** The endpoint's sealed signing secret and its version; null when the tenant has no such endpoint. */
   abstract sealedSecret(tenantId: string, id: string): Promise<{ sealedSecret: string; secretVersion: number } | null>;
-  /** Only the fields given change (a new `sealedSecret` increments `secret_version`); null when the tenant has no such endpoint. */
+  /**
+   * Only the fields given change (a new `sealedSecret` increments `secret_version`); null when the
+   * tenant has no such endpoint. Disabling it ends its pending deliveries that are not in flight
+   * `failed` (endpoint_disabled, attempts as they were) in the same statement.
+   */
   abstract update(tenantId: string, id: string, patch: EndpointPatch): Promise<WebhookEndpoint | null>;
-  /** False when the tenant has no such endpoint; its deliveries go with it. */
+  /**
+   * False when the tenant has no such endpoint. The endpoint disappears from every route (its
+   * secret is wiped) and ends its pending deliveries as disabling does; the rows are kept.
+   */
   abstract delete(tenantId: string, id: string): Promise<boolean>;
   /** Newest first; `after` is a delivery id of the previous page. */
-  abstract deliveries(tenantId: string, endpointId: string, after: string | undefined, limit: number): Promise<Page<WebhookDelivery>>;
+  abstract deliveries(tenantId: string, endpointId: string, after: string | undefined, limit: number, order?: 'asc' | 'desc'): Promise<Page<WebhookDelivery>>;
 }
 
 export interface ClaimedDelivery {
@@ -48,6 +57,13 @@ export interface RecordedAttempt {
   id: string;
   attempts: number;
   outcome: AttemptOutcome;
+  /**
+   * What the attempt says about the endpoint's health: `answered` (2xx), `failed` (non-2xx, no
+   * answer, a network error), or null (no request was made, or the failure was not the receiver's).
+   */
+  health: 'answered' | 'failed' | null;
+  /** No request was made and none will be for this claim (the endpoint was disabled meanwhile): the claim's count is taken back. */
+  notStarted?: true;
 }
 
 /** Port: the delivery queue the worker drains (all tenants). */
@@ -60,15 +76,22 @@ export abstract class WebhookDeliveryQueue {
   abstract fanOut(limit: number): Promise<number>;
   /**
    * Claims up to `limit` due deliveries in one statement (`FOR UPDATE SKIP LOCKED`: two nodes
-   * never claim the same row): counts the attempt and moves `next_attempt_at` past the lease, so
-   * a node that dies mid-attempt leaves the row to be claimed again once the lease has passed.
+   * never claim the same row): counts the attempt and leases the row (`lease_until`, and
+   * `next_attempt_at` moved past the lease), so a node that dies mid-attempt leaves the row to be
+   * claimed again once the lease has passed. Per endpoint, not in global order: an endpoint gets
+   * at most its policy's in-flight cap minus the attempts it has in flight on every node (leases
+   * not run out), none while it backs off, and the earliest due of each endpoint come before the
+   * second of any. The same statement ends the pending deliveries of disabled or deleted
+   * endpoints (`failed`, endpoint_disabled, not counted as an attempt).
    */
-  abstract claimDue(limit: number, leaseMs: number): Promise<ClaimedDelivery[]>;
+  abstract claimDue(limit: number, leaseMs: number, policy: EndpointPolicy): Promise<ClaimedDelivery[]>;
   /**
    * The outcomes of attempts, in one statement: each for the attempt that claimed its row
-   * (`attempts` as claimed: a later claim of a presumed-dead attempt wins).
+   * (`attempts` as claimed: a later claim of a presumed-dead attempt wins), releasing its lease,
+   * and each endpoint's health (`health`: a 2xx resets its consecutive failures, a failure adds
+   * one and sets its backoff from the policy).
    */
-  abstract recordAttempts(attempts: RecordedAttempt[]): Promise<void>;
+  abstract recordAttempts(attempts: RecordedAttempt[], policy: EndpointPolicy): Promise<void>;
   /** Pending deliveries (counted up to a bound) and the age of the oldest. */
   abstract backlog(): Promise<OutboxBacklog>;
 }

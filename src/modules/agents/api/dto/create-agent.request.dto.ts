@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsOptional, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from 'class-validator';
+import { MayOmit } from '../../../../common/http/validation';
 
 const TOOLS_DESCRIPTION =
   'Each entry: a built-in tool name (`"get_time"`), or ' +
@@ -10,19 +11,19 @@ const TOOLS_DESCRIPTION =
 
 export class AgentVersionBodyDto {
   @ApiPropertyOptional({ maxLength: 2000, example: 'Looks customers up in the CRM and opens refunds.' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @MaxLength(2000)
   description?: string;
 
   @ApiPropertyOptional({ example: 'scripted', description: 'Default model of new sessions (default `scripted`).' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @MaxLength(200)
   model?: string;
 
   @ApiPropertyOptional({ maxLength: 20000, example: 'You are a careful support agent.' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @MaxLength(20000)
   instructions?: string;
@@ -59,7 +60,7 @@ export class CreateAgentRequestDto extends AgentVersionBodyDto {
 
 export class CreateAgentVersionRequestDto extends AgentVersionBodyDto {
   @ApiPropertyOptional({ example: 'crm_agent', description: 'If given, must be the id in the path.' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   id?: string;
 }

@@ -40,10 +40,12 @@ export class GetPinnedAgentQuery extends Query<AgentView> {
   }
 }
 
-export class ListAgentVersionsQuery extends Query<AgentView[]> {
+/** One page of an agent's versions; `after` is a version of this agent (versions share the agent's id). */
+export class ListAgentVersionsQuery extends Query<{ items: AgentView[]; hasMore: boolean }> {
   constructor(
     readonly principal: Principal,
     readonly agentId: string,
+    readonly page: { after?: string; limit: number; order: SortOrder },
   ) {
     super();
   }
@@ -111,10 +113,17 @@ export class GetPinnedAgentHandler implements IQueryHandler<GetPinnedAgentQuery>
 export class ListAgentVersionsHandler implements IQueryHandler<ListAgentVersionsQuery> {
   constructor(private readonly directory: AgentDirectory) {}
 
-  async execute({ principal, agentId }: ListAgentVersionsQuery) {
+  async execute({ principal, agentId, page }: ListAgentVersionsQuery) {
     const list = await this.directory.versions(principal.tenantId, agentId);
     if (!list) throw notFound(agentId);
-    return list;
+    if (page.order === 'desc') list.reverse();
+    let start = 0;
+    if (page.after !== undefined) {
+      const idx = list.findIndex((a) => a.version === page.after);
+      if (idx === -1) throw invalidCursor(page.after);
+      start = idx + 1;
+    }
+    return { items: list.slice(start, start + page.limit), hasMore: start + page.limit < list.length };
   }
 }
 

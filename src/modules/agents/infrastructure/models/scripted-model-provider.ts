@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { newId } from '../../../../common/ids/ids';
 import { exceedsJsonDepth, JSON_MAX_DEPTH } from '../../../../common/text/json-depth';
-import { ContentPart, ModelError, ModelErrorCode, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent } from '../../domain/model-provider';
+import { ContentPart, inputChars, ModelError, ModelErrorCode, ModelMessage, ModelProvider, ModelRequest, ModelStreamEvent } from '../../domain/model-provider';
 import { AbortedError, estimateTokens, sleep, withDeadline } from '../abort';
 
 /** One model turn of a `!script` (CONTRACT section 9). */
@@ -190,12 +190,7 @@ export function turnFor(request: ModelRequest): ScriptTurn {
   return parsed.turns[request.callIndex] ?? { text: 'done' };
 }
 
-/** Characters the model "reads": every text part, and the JSON of every other part. */
-export function inputChars(messages: ModelMessage[]): number {
-  let n = 0;
-  for (const m of messages) for (const p of m.content) n += p.type === 'text' ? p.text.length : JSON.stringify(p).length;
-  return n;
-}
+export { inputChars };
 
 function chunks(text: string, size: number): string[] {
   const chars = Array.from(text); // code points: a delta never splits a surrogate pair

@@ -55,7 +55,12 @@ describe('DefaultToolRegistry', () => {
       flaky_tool: ['auto', 'public', true, 'server'],
       notify_customer: ['auto', 'public', false, 'server'],
       lookup_customer: ['auto', 'private', false, 'client'],
+      schedule_follow_up: ['auto', 'public', false, 'server'],
+      ask_user: ['auto', 'public', false, 'server'],
+      wait: ['auto', 'public', true, 'server'],
+      wait_until: ['auto', 'public', true, 'server'],
     });
+    expect(Object.fromEntries(registry.all().filter((t) => t.pause).map((t) => [t.name, t.pause]))).toEqual({ ask_user: 'input', wait: 'timer', wait_until: 'timer' });
     for (const t of registry.all()) {
       expect(t.parameters).toMatchObject({ type: 'object', additionalProperties: false });
       expect(t.timeoutMs).toBeGreaterThan(0);

@@ -3,11 +3,12 @@ import { ModuleRef } from '@nestjs/core';
 import { DomainError } from '../../../../common/errors/domain-error';
 import { DemoTicketStore } from '../../domain/demo-ticket.store';
 import { AgentTool } from '../../domain/agent-definition';
-import { AttachmentReader, ToolContext, ToolDefinition, ToolOutcome, ToolRegistry } from '../../domain/tool';
+import { AttachmentReader, FollowUpScheduler, ToolContext, ToolDefinition, ToolOutcome, ToolRegistry } from '../../domain/tool';
 import { validateArguments } from './ajv-validator';
 import { ExternalTools } from './external-tools';
 import { AbortedError, raceAbort, withDeadline } from '../abort';
 import { buildDemoTools, ToolFailure, ToolImplementation } from './demo-tools';
+import { buildPauseTools } from './pause-tools';
 import { validateJson } from './json-schema';
 
 function definitionOf(t: ToolImplementation): ToolDefinition {
@@ -35,7 +36,7 @@ export class DefaultToolRegistry extends ToolRegistry {
     @Optional() private readonly external?: ExternalTools,
   ) {
     super();
-    this.tools = new Map(buildDemoTools({ tickets, attachments: () => this.reader() }).map((t) => [t.name, t]));
+    this.tools = new Map([...buildDemoTools({ tickets, attachments: () => this.reader(), followUps: () => this.followUps() }), ...buildPauseTools()].map((t) => [t.name, t]));
   }
 
   /** The injected reader, else one registered by any module (the attachments module), else none. */
@@ -43,6 +44,15 @@ export class DefaultToolRegistry extends ToolRegistry {
     if (this.attachmentReader) return this.attachmentReader;
     try {
       return this.moduleRef?.get(AttachmentReader, { strict: false }) ?? null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** The automations module's follow-up scheduler (registered by that module), else none. */
+  private followUps(): FollowUpScheduler | null {
+    try {
+      return this.moduleRef?.get(FollowUpScheduler, { strict: false }) ?? null;
     } catch {
       return null;
     }

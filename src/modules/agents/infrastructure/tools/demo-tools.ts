@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ulid } from 'ulid';
 import { DomainError } from '../../../../common/errors/domain-error';
 import { DemoTicketStore } from '../../domain/demo-ticket.store';
-import { AttachmentReader, ToolContext, ToolDefinition } from '../../domain/tool';
+import { AttachmentReader, FollowUpScheduler, ToolContext, ToolDefinition } from '../../domain/tool';
 import { raceAbort, sleep } from '../abort';
 import { CALCULATOR_MAX_LENGTH, CalculatorError, evaluate } from './calculator';
 import { JsonSchema } from './json-schema';
@@ -28,6 +28,8 @@ export interface DemoToolDeps {
   tickets: DemoTicketStore;
   /** The attachments module's reader, when it is wired. */
   attachments: () => AttachmentReader | null;
+  /** The automations module's scheduler, when it is wired. */
+  followUps?: () => FollowUpScheduler | null;
 }
 
 export const READ_ATTACHMENT_MAX_BYTES = 32 * 1024;
@@ -101,6 +103,42 @@ const obj = (properties: Record<string, JsonSchema>, required: string[]): JsonSc
 
 export function buildDemoTools(deps: DemoToolDeps): ToolImplementation[] {
   return [
+    {
+      name: 'schedule_follow_up',
+      description:
+        'Schedules a follow-up in this session: at a time (`at`, ISO 8601) or on a cron schedule (`cron`, five fields, in `timezone`, default UTC); ' +
+        'then `input` arrives as a user message of this session (CONTRACT section 17). Returns the automation id and its next run.',
+      parameters: obj(
+        {
+          at: { type: 'string', minLength: 1, maxLength: 64, description: 'One-time: an ISO 8601 time in the future.' },
+          cron: { type: 'string', minLength: 1, maxLength: 200, description: 'Periodic: a five-field cron expression.' },
+          timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'IANA time zone of `cron` (default UTC).' },
+          input: { type: 'string', minLength: 1, maxLength: 20_000, description: 'What the follow-up says to the session.' },
+        },
+        ['input'],
+      ),
+      risk: 'auto',
+      visibility: 'public',
+      // Not idempotent: a retry would schedule a second follow-up.
+      idempotent: false,
+      executor: 'server',
+      timeoutMs: 10_000,
+      run: async (args, ctx) => {
+        const scheduler = deps.followUps?.() ?? null;
+        if (!scheduler) throw new ToolFailure('follow-ups are not available on this server');
+        if ((args.at === undefined) === (args.cron === undefined)) throw new ToolFailure('give exactly one of at (a time) or cron (a schedule)');
+        if (args.at !== undefined && args.timezone !== undefined) throw new ToolFailure('timezone goes with cron, not at');
+        try {
+          return await scheduler.schedule(
+            { tenantId: ctx.tenantId, subjectId: ctx.subjectId, sessionId: ctx.sessionId, toolCallId: ctx.toolCallId },
+            { at: args.at as string | undefined, cron: args.cron as string | undefined, timezone: args.timezone as string | undefined, input: String(args.input) },
+          );
+        } catch (err) {
+          if (err instanceof DomainError) throw new ToolFailure(err.message);
+          throw err;
+        }
+      },
+    },
     {
       name: 'get_time',
       description: 'The current date and time (ISO 8601, UTC).',

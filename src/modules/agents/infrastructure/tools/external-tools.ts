@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { OutboundError, OutboundHttpClient } from '../../../../common/outbound/outbound-http';
+import { DEFAULT_MAX_BODY_BYTES, OutboundError, OutboundHttpClient } from '../../../../common/outbound/outbound-http';
 import { AgentTool, McpToolEntry, ToolBinding } from '../../domain/agent-definition';
 import { ToolContext, ToolOutcome } from '../../domain/tool';
-import { resolveHeaders } from './secret-headers';
+import { HeaderSecrets, SECRET_UNAVAILABLE, SecretRedactor } from './secret-headers';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const SNIPPET = 500;
@@ -24,6 +24,29 @@ function asResult(v: unknown): unknown {
   return v !== null && typeof v === 'object' ? v : { value: v };
 }
 
+/** The outcome with resolved secret values masked, before anything stores, streams or audits it. */
+function redacted(r: SecretRedactor, outcome: ToolOutcome): ToolOutcome {
+  if (r.empty) return outcome;
+  return outcome.ok ? { ...outcome, result: r.json(outcome.result) } : { ok: false, error: { ...outcome.error, message: r.text(outcome.error.message) } };
+}
+
+/**
+ * What was wrong when an MCP server's answer is not the protocol (the SDK throws a SyntaxError for
+ * a body that is not JSON and a ZodError for a message or result of the wrong shape); null for
+ * other errors. Not retried: the same server gives the same answer.
+ */
+export function mcpProtocolProblem(err: unknown): string | null {
+  // By name: fetch's body parser throws from its own realm (instanceof fails across realms).
+  if ((err as Error)?.name === 'SyntaxError') return `answered with a body that is not JSON (${String((err as Error).message).slice(0, 120)})`;
+  const issues = (err as { issues?: unknown })?.issues;
+  if ((err as Error)?.name === 'ZodError' || Array.isArray(issues)) {
+    const first = Array.isArray(issues) ? (issues[0] as { path?: unknown[]; message?: string } | undefined) : undefined;
+    const where = first?.path?.length ? ` at ${first.path.join('.')}` : '';
+    return `answered a message that is not valid MCP/JSON-RPC${where}${first?.message ? `: ${first.message.slice(0, 200)}` : ''}`;
+  }
+  return null;
+}
+
 /** A tool listed by an MCP server, as `tools/list` gave it. */
 export interface ListedMcpTool {
   name: string;
@@ -39,27 +62,48 @@ export interface ListedMcpTool {
 @Injectable()
 export class ExternalTools implements OnModuleDestroy {
   private readonly logger = new Logger('Tools');
-  /** One MCP client (connection + session) per server URL and header set, reused by every run on this node. */
+  /**
+   * One MCP client (connection + session) per tenant, server URL and header set, reused by that
+   * tenant's runs on this node: two tenants naming the same server never share a client or an
+   * `Mcp-Session-Id` (CONTRACT section 13).
+   */
   private readonly clients = new Map<string, Promise<Client>>();
 
-  constructor(private readonly outbound: OutboundHttpClient) {}
+  constructor(
+    private readonly outbound: OutboundHttpClient,
+    private readonly secrets: HeaderSecrets,
+  ) {}
 
   async callHttp(tool: AgentTool, b: HttpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
-    const h = resolveHeaders(b.headers);
-    if ('missing' in h) return fail('tool_failed', `${tool.name}: the secret \${env:${h.missing}} is not set on the server`, false);
+    const h = await this.secrets.resolve(ctx.tenantId, b.headers);
+    if ('unavailable' in h) return fail('tool_failed', `${tool.name}: the header ${h.unavailable} ${SECRET_UNAVAILABLE}`, false);
+    return redacted(h.redactor, await this.postHttp(tool, b, h.headers, args, ctx, deadline));
+  }
+
+  private async postHttp(tool: AgentTool, b: HttpBinding, headers: Record<string, string>, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
     const timeoutMs = Math.max(1, deadline - Date.now());
     try {
       const res = await this.outbound.request({
         url: b.url,
         method: 'POST',
-        headers: { ...h.headers, 'content-type': 'application/json', accept: 'application/json', 'idempotency-key': ctx.idempotencyKey },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'idempotency-key': ctx.idempotencyKey,
+          // The tool may answer later: 202 {"callback": true}, then POST /v1/runs/{run_id}/callbacks/{tool_call_id} with this token.
+          ...(ctx.callbackToken ? { 'callback-token': ctx.callbackToken } : {}),
+        },
         body: JSON.stringify({ arguments: args, run_id: ctx.runId, tool_call_id: ctx.toolCallId, session_id: ctx.sessionId }),
         timeoutMs,
         signal: ctx.signal,
       });
       if (res.status >= 200 && res.status < 300) {
         try {
-          return { ok: true, result: asResult(res.body.length ? JSON.parse(res.body.toString('utf8')) : null) };
+          const body: unknown = res.body.length ? JSON.parse(res.body.toString('utf8')) : null;
+          // Accepted, the result comes by callback (CONTRACT 17): only when the call carried a token.
+          if (res.status === 202 && ctx.callbackToken && (body as { callback?: unknown } | null)?.callback === true) return { ok: true, result: { callback: true }, deferred: true };
+          return { ok: true, result: asResult(body) };
         } catch {
           return fail('tool_failed', `${tool.name} answered HTTP ${res.status} with a body that is not JSON: ${snippet(res.body)}`, false);
         }
@@ -73,14 +117,21 @@ export class ExternalTools implements OnModuleDestroy {
   }
 
   async callMcp(tool: AgentTool, b: McpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
-    const h = resolveHeaders(b.headers);
-    if ('missing' in h) return fail('tool_failed', `${tool.name}: the secret \${env:${h.missing}} is not set on the server`, false);
+    const h = await this.secrets.resolve(ctx.tenantId, b.headers);
+    if ('unavailable' in h) return fail('tool_failed', `${tool.name}: the header ${h.unavailable} ${SECRET_UNAVAILABLE}`, false);
+    return redacted(h.redactor, await this.postMcp(tool, b, h.headers, args, ctx, deadline));
+  }
+
+  private async postMcp(tool: AgentTool, b: McpBinding, headers: Record<string, string>, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
     if (!this.outbound.policy.allows(b.url)) return fail('tool_failed', `${tool.name}: the URL is not in OUTBOUND_URL_ALLOWLIST`, false);
     const timeoutMs = Math.max(1, deadline - Date.now());
-    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs)]);
-    const key = this.clientKey(b.url, h.headers);
+    // Ended early when an answer of this client's server passes the cap (the SDK only logs SSE stream errors).
+    const capped = new AbortController();
+    const signal = AbortSignal.any([ctx.signal, AbortSignal.timeout(timeoutMs), capped.signal]);
+    const key = this.clientKey(ctx.tenantId, b.url, headers);
+    this.inFlight(key).add(capped);
     try {
-      const client = await this.client(key, b.url, h.headers, signal);
+      const client = await this.client(key, b.url, headers, signal);
       const res = await client.callTool(
         { name: b.tool, arguments: args as Record<string, unknown>, _meta: { idempotency_key: ctx.idempotencyKey } },
         undefined,
@@ -92,27 +143,57 @@ export class ExternalTools implements OnModuleDestroy {
       }
       return { ok: true, result: asResult(res.structuredContent ?? { content: res.content ?? [] }) };
     } catch (err) {
+      if (capped.signal.aborted || (err instanceof OutboundError && err.kind === 'too_large')) {
+        this.evict(key);
+        return fail('tool_failed', `${tool.name}: the MCP server ${b.server} answered more than ${DEFAULT_MAX_BODY_BYTES} bytes (1 MiB) in one message`, false);
+      }
       if (signal.aborted) {
         if (ctx.signal.aborted) return fail('tool_timeout', `${tool.name} was cancelled`, false);
         return fail('tool_timeout', `${tool.name} timed out after ${timeoutMs} ms`, true);
       }
       const code = (err as { code?: unknown })?.code;
       // A JSON-RPC error of the server (unknown tool, invalid params): its answer, not an outage.
-      if (typeof code === 'number' && code < 0 && code > -32800 && code !== -32001) return fail('tool_failed', `${tool.name}: ${(err as Error).message.slice(0, SNIPPET)}`, false);
+      if (typeof code === 'number' && code < 0 && code > -32800 && code !== -32001 && code !== -32000) return fail('tool_failed', `${tool.name}: ${(err as Error).message.slice(0, SNIPPET)}`, false);
       this.evict(key);
       if (err instanceof OutboundError && err.kind === 'not_allowed') return fail('tool_failed', `${tool.name}: the URL is not in OUTBOUND_URL_ALLOWLIST`, false);
+      const protocol = mcpProtocolProblem(err);
+      if (protocol) return fail('tool_failed', `${tool.name}: the MCP server ${b.server} ${protocol}`, false);
+      // An HTTP status from the transport: 4xx is the server's answer (not retried), 5xx an outage.
+      if (typeof code === 'number' && code >= 400 && code < 500 && code !== 408 && code !== 429) {
+        return fail('tool_failed', `${tool.name}: the MCP server ${b.server} answered HTTP ${code}`, false);
+      }
+      if (typeof code === 'number' && code >= 500 && code < 600) return fail('tool_failed', `${tool.name}: the MCP server ${b.server} answered HTTP ${code}`, true);
       return fail('tool_failed', `${tool.name}: the MCP server ${b.server} could not be reached`, true);
+    } finally {
+      this.inFlight(key).delete(capped);
     }
   }
 
-  /** `tools/list` of a server entry (all pages), filtered by the entry's `tools`. Throws on failure. */
-  async listMcp(entry: McpToolEntry, timeoutMs = 10_000): Promise<ListedMcpTool[]> {
-    const h = resolveHeaders(entry.headers ?? {});
-    if ('missing' in h) throw new Error(`the secret \${env:${h.missing}} is not set on the server`);
+  /** The calls waiting on a pooled client, to end when one of its answers passes the cap. */
+  private readonly waiting = new Map<string, Set<AbortController>>();
+
+  private inFlight(key: string): Set<AbortController> {
+    let set = this.waiting.get(key);
+    if (!set) this.waiting.set(key, (set = new Set()));
+    return set;
+  }
+
+  /**
+   * `tools/list` of a server entry (all pages), filtered by the entry's `tools`, as `tenantId`'s
+   * client (null: a shared file agent). Throws on failure. Secret values a server echoes in names,
+   * descriptions or schemas are masked: the list is stored with the agent version.
+   */
+  async listMcp(entry: McpToolEntry, tenantId: string | null, timeoutMs = 10_000): Promise<ListedMcpTool[]> {
+    const h = await this.secrets.resolve(tenantId, entry.headers ?? {});
+    if ('unavailable' in h) throw new Error(`the header ${h.unavailable} ${SECRET_UNAVAILABLE}`);
+    return h.redactor.json(await this.listMcpWith(entry, tenantId, h.headers, timeoutMs));
+  }
+
+  private async listMcpWith(entry: McpToolEntry, tenantId: string | null, headers: Record<string, string>, timeoutMs: number): Promise<ListedMcpTool[]> {
     const signal = AbortSignal.timeout(timeoutMs);
-    const key = this.clientKey(entry.url, h.headers);
+    const key = this.clientKey(tenantId, entry.url, headers);
     try {
-      const client = await this.client(key, entry.url, h.headers, signal);
+      const client = await this.client(key, entry.url, headers, signal);
       const out: ListedMcpTool[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 50; page++) {
@@ -135,9 +216,10 @@ export class ExternalTools implements OnModuleDestroy {
     await Promise.all(all.map((p) => p.then((c) => c.close()).catch(() => undefined)));
   }
 
-  /** The key of a pooled client: the URL and a hash of the resolved headers (the secrets never leave memory). */
-  private clientKey(url: string, headers: Record<string, string>): string {
-    return `${url}#${createHash('sha256').update(JSON.stringify(Object.entries(headers).sort())).digest('hex')}`;
+  /** The key of a pooled client: the tenant, the URL and a hash of the resolved headers (the secrets never leave memory). */
+  private clientKey(tenantId: string | null, url: string, headers: Record<string, string>): string {
+    const hash = createHash('sha256').update(JSON.stringify([tenantId, url, Object.entries(headers).sort()])).digest('hex');
+    return `${tenantId ?? ''}#${url}#${hash}`;
   }
 
   private client(key: string, url: string, headers: Record<string, string>, signal: AbortSignal): Promise<Client> {
@@ -145,7 +227,10 @@ export class ExternalTools implements OnModuleDestroy {
     if (!p) {
       p = (async () => {
         const client = new Client({ name: 'agent-api', version: '1.0.0' });
-        const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: this.outbound.fetch(), requestInit: { headers } });
+        const onTooLarge = (err: OutboundError) => {
+          for (const c of this.waiting.get(key) ?? []) c.abort(err);
+        };
+        const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: this.outbound.fetch({ onTooLarge }), requestInit: { headers } });
         await client.connect(transport, { signal, timeout: Math.max(1, DEFAULT_TIMEOUT_MS) });
         client.onclose = () => {
           if (this.clients.get(key) === p) this.clients.delete(key);

@@ -1,15 +1,116 @@
-import { envRefs } from '../../domain/tool-entries';
+import { Injectable } from '@nestjs/common';
+import { QueryBus } from '@nestjs/cqrs';
+import { AppConfig } from '../../../../common/config/app-config';
+import { FieldError } from '../../../../common/errors/domain-error';
+import { ResolveSecretsQuery } from '../../../secrets/application/queries/resolve-secrets/resolve-secrets.query';
+import { ToolEntry } from '../../domain/agent-definition';
+import { SecretRef, secretRefs } from '../../domain/tool-entries';
 
 /**
- * Header values as configured may name secrets as `${env:NAME}`; they are resolved here, at call
- * time, and the result is only ever handed to the outbound request (never stored, logged or
- * returned). A secret that is not set is a failure that names the variable, not a value.
+ * One message whether the name is not allowed, not listed for this tenant or not defined, so that
+ * a tenant cannot probe the server's environment or another tenant's secrets (CONTRACT section 13).
  */
-export function resolveHeaders(headers: Record<string, string>, env: NodeJS.ProcessEnv = process.env): { headers: Record<string, string> } | { missing: string } {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(headers)) {
-    for (const name of envRefs(v)) if (env[name] === undefined) return { missing: name };
-    out[k] = v.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, name: string) => env[name] ?? '');
+export const SECRET_UNAVAILABLE =
+  'names a secret that is not available to this tenant (define it with PUT /v1/secrets/{name}, or ask the operator to list it in TOOL_ENV_SECRETS)';
+
+/** Resolved values, by the name they are shown as: `[secret:NAME]`. */
+export class SecretRedactor {
+  static readonly none = new SecretRedactor([]);
+  private readonly values: Array<{ value: string; mask: string }>;
+
+  constructor(resolved: Array<{ name: string; value: string }>) {
+    // Longest first: a value that contains another is masked whole.
+    this.values = resolved
+      .filter((r) => r.value.length > 0)
+      .map((r) => ({ value: r.value, mask: `[secret:${r.name}]` }))
+      .sort((a, b) => b.value.length - a.value.length);
   }
-  return { headers: out };
+
+  get empty(): boolean {
+    return this.values.length === 0;
+  }
+
+  /** `text` with every resolved value replaced by its `[secret:NAME]`. */
+  text(text: string): string {
+    let out = text;
+    for (const { value, mask } of this.values) if (out.includes(value)) out = out.split(value).join(mask);
+    return out;
+  }
+
+  /** A JSON value with every string (keys too) passed through `text`. */
+  json<T>(v: T): T {
+    if (this.empty) return v;
+    return this.walk(v) as T;
+  }
+
+  private walk(v: unknown): unknown {
+    if (typeof v === 'string') return this.text(v);
+    if (Array.isArray(v)) return v.map((x) => this.walk(x));
+    if (v !== null && typeof v === 'object') {
+      const out: Record<string, unknown> = {};
+      for (const [k, x] of Object.entries(v)) out[this.text(k)] = this.walk(x);
+      return out;
+    }
+    return v;
+  }
+}
+
+export type ResolvedHeaders = { headers: Record<string, string>; redactor: SecretRedactor } | { unavailable: string };
+
+/**
+ * Header values as configured may name secrets: `${secret:NAME}` (the tool's tenant's, from the
+ * secrets module) or `${env:NAME}` (only names TOOL_ENV_SECRETS lists for that tenant). They are
+ * checked when an agent is defined and resolved at call time; the values are only ever handed to
+ * the outbound request, and the redactor masks them in whatever comes back.
+ */
+@Injectable()
+export class HeaderSecrets {
+  constructor(
+    private readonly config: AppConfig,
+    private readonly queries: QueryBus,
+  ) {}
+
+  /** `tenantId` null: a shared file agent outside any tenant (only `${env:NAME}` listed for everyone). */
+  async resolve(tenantId: string | null, headers: Record<string, string>, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedHeaders> {
+    const perHeader: Array<[string, string, SecretRef[]]> = [];
+    const secretNames = new Set<string>();
+    for (const [k, v] of Object.entries(headers)) {
+      const parsed = secretRefs(v);
+      if ('problem' in parsed) return { unavailable: k };
+      perHeader.push([k, v, parsed.refs]);
+      for (const r of parsed.refs) if (r.kind === 'secret') secretNames.add(r.name);
+    }
+    if (perHeader.every(([, , refs]) => refs.length === 0)) return { headers: { ...headers }, redactor: SecretRedactor.none };
+    let secrets = new Map<string, string>();
+    if (secretNames.size > 0) {
+      if (tenantId === null) return { unavailable: perHeader.find(([, , refs]) => refs.some((r) => r.kind === 'secret'))![0] };
+      secrets = await this.queries.execute(new ResolveSecretsQuery(tenantId, [...secretNames]));
+    }
+    const out: Record<string, string> = {};
+    const used: Array<{ name: string; value: string }> = [];
+    for (const [k, v, refs] of perHeader) {
+      let value = v;
+      for (const r of refs) {
+        const resolved = r.kind === 'secret' ? secrets.get(r.name) : this.config.toolEnvSecrets.allows(r.name, tenantId) ? env[r.name] : undefined;
+        if (resolved === undefined) return { unavailable: k };
+        value = value.split(r.token).join(resolved);
+        used.push({ name: r.name, value: resolved });
+      }
+      out[k] = value;
+    }
+    return { headers: out, redactor: new SecretRedactor(used) };
+  }
+
+  /** Definition time: a field error for each header of `entries` that names a secret the tenant cannot use. */
+  async check(tenantId: string, entries: ToolEntry[], env: NodeJS.ProcessEnv = process.env, field = 'tools'): Promise<FieldError[]> {
+    const errors: FieldError[] = [];
+    for (const [i, e] of entries.entries()) {
+      if (typeof e === 'string' || e.type === 'function' || !e.headers) continue;
+      for (const [k, v] of Object.entries(e.headers)) {
+        const r = await this.resolve(tenantId, { [k]: v }, env);
+        if ('unavailable' in r) errors.push({ field: `${field}[${i}].headers.${k}`, message: SECRET_UNAVAILABLE });
+      }
+    }
+    return errors;
+  }
 }

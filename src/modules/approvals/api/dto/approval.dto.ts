@@ -8,7 +8,7 @@ export class DecideApprovalRequestDto {
   @IsIn(['approve', 'reject'])
   decision!: 'approve' | 'reject';
 
-  @ApiPropertyOptional({ maxLength: 1000, example: 'customer confirmed by phone' })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 1000, example: 'customer confirmed by phone', description: 'null: no reason (as omitted).' })
   @IsOptional()
   @IsString()
   @MaxLength(1000)

@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { AuditRecord } from '../../domain/audit-record';
+import { AuditRecord, auditRecordFields } from '../../domain/audit-record';
 
 const EXAMPLE_DATA = {
   request: {
@@ -46,10 +46,18 @@ export class AuditRecordResponseDto {
   @ApiProperty({
     example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
     description:
-      "hex HMAC-SHA256, keyed with the UTF-8 bytes of the server's AUDIT_HMAC_KEY, of UTF-8 (prev_hash + canonical JSON of this record without object, " +
-      'prev_hash and hash; keys sorted at every depth, no whitespace). Records chained before the chain was keyed: hex SHA-256 of the same bytes.',
+      'hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash, hash and mac; keys sorted at every depth, ' +
+      "no whitespace): anyone recomputes it (README, \"Audit trail (admins)\"). Records chained before macs existed (mac null, after the legacy ones): " +
+      "hex HMAC-SHA256 of the same bytes under the server's AUDIT_HMAC_KEY.",
   })
   hash!: string;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    example: '3b1f5c0e7a9d2b4c6e8f0a1b3c5d7e9f1a3b5c7d9e1f3a5b7c9d1e3f5a7b9c1d',
+    description: "hex HMAC-SHA256 of `hash` under the server's AUDIT_HMAC_KEY (checked by the service, not by auditors); null on records chained before macs.",
+  })
+  mac!: string | null;
 }
 
 export class AuditRecordListResponseDto {
@@ -65,11 +73,23 @@ export class ChainBreakDto {
   id!: string | null;
   @ApiProperty({ example: 17, description: 'The first record that fails (for `chain_head_mismatch`: the head position).' }) seq!: number;
   @ApiProperty({
-    enum: ['hash_mismatch', 'prev_hash_mismatch', 'seq_gap', 'chain_head_mismatch'],
-    example: 'hash_mismatch',
+    enum: [
+      'hash_mismatch',
+      'mac_mismatch',
+      'prev_hash_mismatch',
+      'seq_gap',
+      'chain_head_mismatch',
+      'checkpoint_mismatch',
+      'checkpoint_signature_invalid',
+      'chain_start_unanchored',
+    ],
+    example: 'mac_mismatch',
     description:
-      '`hash_mismatch`: the record was changed (or rehashed without the key); `prev_hash_mismatch`: it does not link to the one before; ' +
-      '`seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, or the head\'s tag is not the key\'s (tail removed, head moved back).',
+      '`hash_mismatch`: the record was changed and its hash not recomputed; `mac_mismatch`: it was changed and rehashed without the key; ' +
+      '`prev_hash_mismatch`: it does not link to the one before; `seq_gap`: a record is missing; `chain_head_mismatch`: the last record is not the head, ' +
+      "or the head's tag is not the key's (tail removed, head moved back); `checkpoint_mismatch`: a signed checkpoint names another hash for this record " +
+      '(the chain was recomputed); `checkpoint_signature_invalid`: the checkpoint at this record is not signed by a listed key; ' +
+      '`chain_start_unanchored`: the first stored record (after a prune) does not follow a signed checkpoint.',
   })
   reason!: string;
 }
@@ -81,25 +101,13 @@ export class AuditVerifyResponseDto {
 }
 
 export function toAuditRecordResponse(r: AuditRecord): AuditRecordResponseDto {
+  const { id, ...fields } = auditRecordFields(r);
   return {
-    id: r.id,
+    id,
     object: 'audit_record',
-    tenant_id: r.tenantId,
-    seq: r.seq,
-    occurred_at: r.occurredAt.toISOString(),
-    actor_subject_id: r.actorSubjectId,
-    actor_role: r.actorRole,
-    actor_key_id: r.actorKeyId,
-    action: r.action,
-    resource_type: r.resourceType,
-    resource_id: r.resourceId,
-    session_id: r.sessionId,
-    run_id: r.runId,
-    request_id: r.requestId,
-    outcome: r.outcome,
-    status: r.status,
-    data: r.data,
+    ...fields,
     prev_hash: r.prevHash,
     hash: r.hash,
+    mac: r.mac,
   };
 }

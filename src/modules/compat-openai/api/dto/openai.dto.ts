@@ -33,36 +33,37 @@ export class OpenAiSessionListQueryDto extends OpenAiListQueryDto {
   agent_id?: string;
 }
 
-/** The fields session create and update share (`spend_control` is refused by the controller). */
+/** The fields session create and update share (`spend_control` is refused by the controller). Null is as omitted (the SDK's `| null`). */
 class OpenAiSessionFieldsDto {
-  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({ nullable: true, type: 'object', additionalProperties: { type: 'string' } })
   @IsOptional()
   @IsObject()
   metadata?: Record<string, string> | null;
 
-  @ApiPropertyOptional({ enum: ['none', 'auto_review'] })
+  @ApiPropertyOptional({ nullable: true, enum: ['none', 'auto_review'] })
   @IsOptional()
   @IsIn(['none', 'auto_review'])
   review?: 'none' | 'auto_review';
 
-  @ApiPropertyOptional()
+  @ApiPropertyOptional({ nullable: true })
   @IsOptional()
   spend_control?: unknown;
 }
 
 /** `POST /agents/sessions` (SessionCreateParams): what this server supports is checked by the controller. */
 export class OpenAiSessionCreateDto extends OpenAiSessionFieldsDto {
-  @ApiPropertyOptional({ description: 'Only `{"type":"none"}`.', example: { type: 'none' } })
+  @ApiPropertyOptional({ nullable: true, description: 'Only `{"type":"none"}`.', example: { type: 'none' } })
   @IsOptional()
   environment?: unknown;
 
-  @ApiPropertyOptional({ example: 'support_agent' })
+  @ApiPropertyOptional({ nullable: true, example: 'support_agent' })
   @IsOptional()
   @IsString()
   @MaxLength(64)
   agent_id?: string;
 
   @ApiPropertyOptional({
+    nullable: true,
     description:
       'An inline agent instead of `agent_id`: `model` (required; one of ours, e.g. `scripted`), `instructions`, `tools` of type `function` ' +
       '(`name`, `description`, `parameters`: JSON Schema; executed by the client). Other tool types and settings this server cannot honour are 400 with their `param`.',
@@ -72,23 +73,23 @@ export class OpenAiSessionCreateDto extends OpenAiSessionFieldsDto {
   @IsObject()
   agent?: Record<string, unknown>;
 
-  @ApiPropertyOptional({ description: 'A first input: starts a turn at once.' })
+  @ApiPropertyOptional({ nullable: true, description: 'A first input: starts a turn at once.' })
   @IsOptional()
   input?: unknown;
 
-  @ApiPropertyOptional({ description: 'Only `false`: stream with `GET .../events` (the SDK\'s `sessions.stream`).' })
+  @ApiPropertyOptional({ nullable: true, description: 'Only `false`: stream with `GET .../events` (the SDK\'s `sessions.stream`).' })
   @IsOptional()
   @IsBoolean()
   stream?: boolean;
 
-  @ApiPropertyOptional({ type: [String] })
+  @ApiPropertyOptional({ nullable: true, type: [String] })
   @IsOptional()
   @IsArray()
   vault_ids?: string[] | null;
 }
 
 export class OpenAiSessionUpdateDto extends OpenAiSessionFieldsDto {
-  @ApiPropertyOptional({ description: 'Not supported: the agent is pinned at creation.' })
+  @ApiPropertyOptional({ nullable: true, description: 'Not supported: the agent is pinned at creation.' })
   @IsOptional()
   @IsObject()
   agent?: Record<string, unknown>;

@@ -14,11 +14,13 @@ import {
   MaxLength,
   Min,
   MinLength,
+  ValidateBy,
   ValidateIf,
   ValidateNested,
 } from 'class-validator';
+import { compareAmounts, isAmount } from '../../../usage/domain/money';
 import { IsObjectItems, IsStringMap } from '../../../../common/http/string-map.validator';
-import { INT32_MAX } from '../../../../common/http/validation';
+import { INT32_MAX, MayOmit } from '../../../../common/http/validation';
 
 export class InputContentPartDto {
   @ApiProperty({ enum: ['text', 'attachment_ref'], example: 'text' })
@@ -26,14 +28,15 @@ export class InputContentPartDto {
   type!: 'text' | 'attachment_ref';
 
   @ApiPropertyOptional({ example: 'Where is my order O-1001?', description: 'With type text.' })
-  @ValidateIf((o: InputContentPartDto) => o.type === 'text')
+  // Checked whenever given, not only with its type: a stray `attachment_id: true` on a text part was ignored.
+  @ValidateIf((o: InputContentPartDto, v: unknown) => o.type === 'text' || v !== undefined)
   @IsString()
   @MinLength(1)
   @MaxLength(200_000)
   text?: string;
 
   @ApiPropertyOptional({ example: 'att_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B', description: 'With type attachment_ref: a ready attachment of yours.' })
-  @ValidateIf((o: InputContentPartDto) => o.type === 'attachment_ref')
+  @ValidateIf((o: InputContentPartDto, v: unknown) => o.type === 'attachment_ref' || v !== undefined)
   @IsString()
   @MaxLength(64)
   attachment_id?: string;
@@ -54,16 +57,27 @@ export class RunInputDto {
   content!: InputContentPartDto[];
 }
 
+/** A positive USD amount as a decimal string (at most 12 digits each side of the point): money is never a binary float. */
+function IsPositiveAmount(): PropertyDecorator {
+  return ValidateBy({
+    name: 'isPositiveAmount',
+    validator: {
+      validate: (v: unknown) => isAmount(v) && compareAmounts(v, '0') > 0,
+      defaultMessage: () => '$property must be a positive decimal string (USD), e.g. "0.50"',
+    },
+  });
+}
+
 export class RunLimitsInputDto {
   @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 10 })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(1)
   @Max(100)
   max_steps?: number;
 
   @ApiPropertyOptional({ minimum: 1000, maximum: 3_600_000, default: 300_000 })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(1000)
   @Max(3_600_000)
@@ -77,11 +91,26 @@ export class RunLimitsInputDto {
   max_total_tokens?: number;
 
   @ApiPropertyOptional({ minimum: 0, maximum: 1000, default: 50 })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(0)
   @Max(1000)
   max_tool_calls?: number;
+
+  @ApiPropertyOptional({
+    type: String,
+    nullable: true,
+    default: null,
+    example: '0.50',
+    pattern: '^\\d{1,12}(\\.\\d{1,12})?$',
+    description:
+      'Cost budget in USD (a positive decimal string). Before each model call, the estimated cost of that call (its input tokens, the context\'s characters / 4, at the ' +
+      "model's input price + the model's max_output_tokens at its output price) plus the run's usage.estimated_cost so far is compared with it; " +
+      'if it would exceed it, the call is not made and the run is terminated with termination_reason cost_budget. Null: no budget.',
+  })
+  @IsOptional()
+  @IsPositiveAmount()
+  max_cost?: string | null;
 }
 
 export class CreateRunRequestDto {
@@ -93,48 +122,48 @@ export class CreateRunRequestDto {
   input!: RunInputDto;
 
   @ApiPropertyOptional({ enum: ['stream', 'sync'], default: 'stream', description: 'sync: wait up to wait_timeout_ms for a terminal or waiting status.' })
-  @IsOptional()
+  @MayOmit()
   @IsIn(['stream', 'sync'])
   mode?: 'stream' | 'sync';
 
   @ApiPropertyOptional({
     enum: ['reject', 'enqueue', 'steer', 'interrupt'],
     description:
-      "When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default reject).",
+      "When the session already has an active run: reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run's next model turn) or interrupt (cancel it, then run this). Omitted: the session's default_concurrency (default steer).",
     example: 'steer',
   })
-  @IsOptional()
+  @MayOmit()
   @IsIn(['reject', 'enqueue', 'steer', 'interrupt'])
   concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
 
   @ApiPropertyOptional({ description: "If given and not the session's current revision: 409 session_conflict.", minimum: 0, maximum: INT32_MAX })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(0)
   @Max(INT32_MAX)
   expected_revision?: number;
 
   @ApiPropertyOptional({ type: RunLimitsInputDto })
-  @IsOptional()
+  @MayOmit()
   @IsObject()
   @ValidateNested()
   @Type(() => RunLimitsInputDto)
   limits?: RunLimitsInputDto;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { channel: 'swagger' }, description: 'At most 16 keys, values of at most 512 characters.' })
-  @IsOptional()
+  @MayOmit()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;
 
   @ApiPropertyOptional({ minimum: 0, maximum: 120000, default: 60000 })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(0)
   @Max(120_000)
   wait_timeout_ms?: number;
 
   @ApiPropertyOptional({ example: 'scripted', description: "Overrides the session's model for this run only." })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @MaxLength(128)
   model?: string;

@@ -2,17 +2,19 @@ import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { ArrayMaxSize, IsArray, IsObject, IsOptional, IsString, Matches, MaxLength, ValidateIf, ValidateNested } from 'class-validator';
 import { DefaultConcurrencyProperty } from './default-concurrency.property';
+import { SessionTtlDto, SessionTtlProperty } from './session-ttl.dto';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
+import { MayOmit } from '../../../../common/http/validation';
 
 export class InlineAgentDto {
   @ApiPropertyOptional({ example: 'scripted', description: 'Default `scripted`.' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @MaxLength(200)
   model?: string;
 
   @ApiPropertyOptional({ maxLength: 20000, example: 'Answer in one sentence.' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @MaxLength(20000)
   instructions?: string;
@@ -23,7 +25,7 @@ export class InlineAgentDto {
     items: { oneOf: [{ type: 'string' }, { type: 'object', additionalProperties: true }] },
     example: ['get_time', { type: 'function', name: 'confirm', description: 'Asks the user to confirm.', parameters: { type: 'object', properties: { question: { type: 'string' } } } }],
   })
-  @IsOptional()
+  @MayOmit()
   @IsArray()
   @ArrayMaxSize(128)
   tools?: unknown[];
@@ -34,14 +36,14 @@ export class CreateSessionRequestDto {
     type: InlineAgentDto,
     description: 'An inline agent configuration instead of `agent_id` (CONTRACT section 13): the session pins it (as a hidden agent `inline_...`, version "1").',
   })
-  @IsOptional()
+  @MayOmit()
   @IsObject()
   @ValidateNested()
   @Type(() => InlineAgentDto)
   agent?: InlineAgentDto;
 
   @ApiPropertyOptional({ example: 'support_agent', description: 'Defaults to AGENT_DEFAULT_ID (support_agent). See GET /v1/agents.' })
-  @IsOptional()
+  @MayOmit()
   @IsString()
   @Matches(/^[a-z0-9_-]{1,64}$/, { message: 'agent_id must be an agent id such as support_agent' })
   agent_id?: string;
@@ -59,10 +61,13 @@ export class CreateSessionRequestDto {
     description: 'At most 16 string keys, values <= 512 chars. Never given to the model.',
     example: { customer: 'acme' },
   })
-  @IsOptional()
+  @MayOmit()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;
 
   @DefaultConcurrencyProperty()
   default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
+
+  @SessionTtlProperty()
+  ttl?: SessionTtlDto | null;
 }

@@ -1,6 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
 import { RUN_CONCURRENCY, RunConcurrency, SessionProps } from '../../domain/session.aggregate';
+import { WORK_STATUSES, WorkStatus } from '../../domain/work-status';
+import { SessionTtlResponseDto } from './session-ttl.dto';
 
 export class AgentSnapshotDto {
   @ApiProperty({ example: 'support_agent' }) id!: string;
@@ -22,20 +24,31 @@ export class SessionResponseDto {
   revision!: number;
   @ApiProperty({ type: String, nullable: true, example: null }) active_run_id!: string | null;
   @ApiProperty({
+    enum: WORK_STATUSES,
+    example: 'idle',
+    description:
+      'What the session is doing: `idle` (no run yet, or the last one completed), `running` (its active run is queued, running or cancelling), `waiting` (its active run waits: approval, client tool, ...), or the last run\'s terminal status `failed` / `cancelled` / `terminated` / `expired` until the next run starts.',
+  })
+  work_status!: WorkStatus;
+  @ApiProperty({
     enum: RUN_CONCURRENCY,
-    example: 'reject',
-    description: 'What a run that omits `concurrency` does while the session has an active run (set on create or update; default `reject`): reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run) or interrupt (the active run is cancelled, then this one runs).',
+    example: 'steer',
+    description: 'What a run that omits `concurrency` does while the session has an active run (set on create or update; default `steer` for sessions created from this version on, earlier ones keep theirs): reject (409 session_busy), enqueue (FIFO), steer (the input goes to the active run; what it did not take goes, in commit order, into one follow-up run) or interrupt (the active run is cancelled, then this one runs).',
   })
   default_concurrency!: RunConcurrency;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) created_at!: string;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) updated_at!: string;
   @ApiProperty({ example: '2026-11-30T09:00:00.000Z' }) last_active_at!: string;
-  @ApiProperty({ type: String, nullable: true, example: null }) expires_at!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null, description: '`last_active_at` + `ttl.seconds` (null without a TTL): past it, with no active run, the session is archived or deleted (`ttl.strategy`).' })
+  expires_at!: string | null;
+  @ApiProperty({ type: SessionTtlResponseDto, nullable: true, description: 'The session TTL (CONTRACT section 17), null: never expires.' })
+  ttl!: SessionTtlResponseDto | null;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { customer: 'acme' } })
   metadata!: Record<string, string>;
 }
 
-export function toSessionResponse(s: Readonly<SessionProps>): SessionResponseDto {
+/** `workStatus`: from SessionWorkStatusQuery (a new session is idle). */
+export function toSessionResponse(s: Readonly<SessionProps>, workStatus: WorkStatus = 'idle'): SessionResponseDto {
   return {
     id: s.id,
     object: 'session',
@@ -47,11 +60,13 @@ export function toSessionResponse(s: Readonly<SessionProps>): SessionResponseDto
     status: s.status,
     revision: s.revision,
     active_run_id: s.activeRunId,
+    work_status: workStatus,
     default_concurrency: s.defaultConcurrency,
     created_at: iso(s.createdAt)!,
     updated_at: iso(s.updatedAt)!,
     last_active_at: iso(s.lastActiveAt)!,
     expires_at: iso(s.expiresAt),
+    ttl: s.ttl ? { seconds: s.ttl.seconds, strategy: s.ttl.strategy } : null,
     metadata: s.metadata,
   };
 }

@@ -1,8 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
 import { IsInt, IsObject, IsOptional, IsString, Max, MaxLength, Min, ValidateIf, ValidateNested } from 'class-validator';
-import { INT32_MAX } from '../../../../common/http/validation';
+import { INT32_MAX, MayOmit } from '../../../../common/http/validation';
 import { DefaultConcurrencyProperty } from './default-concurrency.property';
+import { SessionTtlDto, SessionTtlProperty } from './session-ttl.dto';
 import { IsStringMap } from '../../../../common/http/string-map.validator';
 
 export class SessionAgentPatchDto {
@@ -21,19 +22,19 @@ export class UpdateSessionRequestDto {
   title?: string | null;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' }, example: { channel: 'swagger' }, description: 'Replaces the whole metadata object (at most 16 keys, values of at most 512 characters).' })
-  @IsOptional()
+  @MayOmit()
   @IsStringMap(16, 512)
   metadata?: Record<string, string>;
 
   @ApiPropertyOptional({ type: SessionAgentPatchDto })
-  @IsOptional()
+  @MayOmit()
   @IsObject()
   @ValidateNested()
   @Type(() => SessionAgentPatchDto)
   agent?: SessionAgentPatchDto;
 
   @ApiPropertyOptional({ example: 1, minimum: 0, maximum: INT32_MAX, description: 'If given and not the current revision: 409 session_conflict with details.current_revision.' })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(0)
   @Max(INT32_MAX)
@@ -41,11 +42,14 @@ export class UpdateSessionRequestDto {
 
   @DefaultConcurrencyProperty()
   default_concurrency?: 'reject' | 'enqueue' | 'steer' | 'interrupt';
+
+  @SessionTtlProperty(true)
+  ttl?: SessionTtlDto | null;
 }
 
 export class ArchiveSessionRequestDto {
   @ApiPropertyOptional({ example: 2, minimum: 0, maximum: INT32_MAX })
-  @IsOptional()
+  @MayOmit()
   @IsInt()
   @Min(0)
   @Max(INT32_MAX)

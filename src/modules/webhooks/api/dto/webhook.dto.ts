@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsBoolean, IsDefined, IsIn, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
 import { WEBHOOK_EVENT_TYPES, WebhookDelivery, WebhookEndpoint, WebhookEventType } from '../../domain/webhook-events';
 
 export class CreateWebhookRequestDto {
@@ -23,30 +23,44 @@ export class CreateWebhookRequestDto {
   description?: string | null;
 }
 
+/** A field of an update that may be left out but not set to null (only `description` may be null: it clears it). */
+const NOT_NULL = { message: '$property must not be null (leave it out to keep it unchanged)' };
+const given = (_: object, v: unknown) => v !== undefined;
+
+/** The fields of an update; at least one is required (`{}` is 400, naming them). */
+export const UPDATE_WEBHOOK_FIELDS = ['url', 'events', 'description', 'enabled'] as const;
+
 export class UpdateWebhookRequestDto {
-  @ApiPropertyOptional({ description: 'Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400).' })
-  @IsOptional()
+  @ApiPropertyOptional({ description: 'Must start with an entry of OUTBOUND_URL_ALLOWLIST (else 400). Not null.' })
+  @ValidateIf(given)
+  @IsDefined(NOT_NULL)
   @IsString()
   @MaxLength(2048)
   url?: string;
 
-  @ApiPropertyOptional({ enum: WEBHOOK_EVENT_TYPES, isArray: true })
-  @IsOptional()
+  @ApiPropertyOptional({ enum: WEBHOOK_EVENT_TYPES, isArray: true, description: 'Replaces the subscribed types (at least one). Not null.' })
+  @ValidateIf(given)
+  @IsDefined(NOT_NULL)
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(WEBHOOK_EVENT_TYPES.length)
   @IsIn(WEBHOOK_EVENT_TYPES, { each: true })
   events?: WebhookEventType[];
 
-  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500 })
+  @ApiPropertyOptional({ type: String, nullable: true, maxLength: 500, description: 'null clears it.' })
   @ValidateIf((_, v) => v !== null)
   @IsOptional()
   @IsString()
   @MaxLength(500)
   description?: string | null;
 
-  @ApiPropertyOptional({ description: 'A disabled endpoint gets no new deliveries; its pending ones become `failed` (endpoint_disabled).' })
-  @IsOptional()
+  @ApiPropertyOptional({
+    description:
+      'Not null. A disabled endpoint gets no new deliveries; its pending ones end `failed` with last_error `endpoint_disabled` ' +
+      '(attempts as they were: 0 for those never attempted; one in flight ends so once its attempt is over, unless it was delivered).',
+  })
+  @ValidateIf(given)
+  @IsDefined(NOT_NULL)
   @IsBoolean()
   enabled?: boolean;
 }

@@ -1,6 +1,5 @@
-import { IQueryHandler, QueryHandler } from '@nestjs/cqrs';
-import { loadOwnedRun } from '../../../../runs/application/load-owned-run';
-import { RunRepository } from '../../../../runs/domain/run.repository';
+import { IQueryHandler, QueryBus, QueryHandler } from '@nestjs/cqrs';
+import { GetRunOwnerQuery } from '../../../../events/application/get-run-owner.query';
 import { ApprovalRepository } from '../../../domain/approval.repository';
 import { ListApprovalsQuery } from './list-approvals.query';
 
@@ -8,11 +7,12 @@ import { ListApprovalsQuery } from './list-approvals.query';
 export class ListApprovalsHandler implements IQueryHandler<ListApprovalsQuery> {
   constructor(
     private readonly approvals: ApprovalRepository,
-    private readonly runs: RunRepository,
+    private readonly queries: QueryBus,
   ) {}
 
   async execute({ principal, runId, page }: ListApprovalsQuery) {
-    await loadOwnedRun(this.runs, principal, runId);
+    // The run's 404 (missing or not the caller's) comes first.
+    await this.queries.execute(new GetRunOwnerQuery(principal, runId));
     const { items, hasMore } = await this.approvals.listByRun(runId, page);
     return { items: items.map((a) => a.snapshot()), hasMore };
   }

@@ -1,8 +1,12 @@
 import { Principal } from '../../../../../common/auth/principal';
 import { AuditFilters, AuditPage, AuditReader } from '../../../domain/audit-reader';
-import { AuditChainKey, AuditRecord, ChainHead, GENESIS_HASH, legacyAuditHash } from '../../../domain/audit-record';
+import { generateKeyPairSync } from 'node:crypto';
+import { AuditCheckpoint, AuditPublicKey, AuditSigner } from '../../../domain/audit-checkpoint';
+import { AuditChainKey, AuditRecord, auditRecordHash, ChainHead, GENESIS_HASH } from '../../../domain/audit-record';
 
 const key = new AuditChainKey(Buffer.from('test-audit-key-'.repeat(3)));
+const signer = new AuditSigner(generateKeyPairSync('ed25519').privateKey);
+const stranger = new AuditSigner(generateKeyPairSync('ed25519').privateKey);
 import { VerifyAuditChainHandler } from './verify-audit-chain.handler';
 import { VerifyAuditChainQuery } from './verify-audit-chain.query';
 
@@ -26,7 +30,32 @@ class MemoryReader extends AuditReader {
   async head() {
     return this.headRow;
   }
+  signed: AuditCheckpoint[] = [];
+  keys: AuditPublicKey[] = [{ keyId: signer.keyId, publicKeyPem: signer.publicKeyPem, createdAt: new Date(0) }];
+  async byId(): Promise<null> {
+    throw new Error('not used');
+  }
+  async firstSeq() {
+    return this.records.length ? this.records[0].seq : null;
+  }
+  async seqRange(): Promise<null> {
+    throw new Error('not used');
+  }
+  async checkpoints(_t: string, fromSeq: number, toSeq: number, limit: number) {
+    return this.signed.filter((c) => c.seq >= fromSeq && c.seq <= toSeq).slice(0, limit);
+  }
+  async latestCheckpoint() {
+    return this.signed[this.signed.length - 1] ?? null;
+  }
+  async publicKeys() {
+    return this.keys;
+  }
+  async legalHold() {
+    return { enabled: false, updatedAt: null, updatedBy: null };
+  }
 }
+
+const checkpointAt = (r: AuditRecord, by = signer) => by.sign({ tenantId: 't', seq: r.seq, hash: r.hash, at: new Date(1_800_000_000_000) });
 
 function chain(n: number, legacyUntil = 0): AuditRecord[] {
   let prev = GENESIS_HASH;
@@ -49,8 +78,8 @@ function chain(n: number, legacyUntil = 0): AuditRecord[] {
       status: 201,
       data: { i },
     };
-    const hash = body.seq <= legacyUntil ? legacyAuditHash(prev, body) : key.recordHash(prev, body);
-    const r = { ...body, prevHash: prev, hash };
+    const hash = auditRecordHash(prev, body);
+    const r = { ...body, prevHash: prev, hash, mac: body.seq <= legacyUntil ? null : key.recordMac(hash) };
     prev = hash;
     return r;
   });
@@ -60,7 +89,7 @@ const admin: Principal = { tenantId: 't', subjectId: 'a', role: 'admin', keyId: 
 /** The head a drain would have written after `rs` (tagged with the key). */
 function headOf(rs: AuditRecord[], legacyUntil = 0): ChainHead {
   const head = { tenantId: 't', lastSeq: rs.length ? rs[rs.length - 1].seq : 0, lastHash: rs.length ? rs[rs.length - 1].hash : GENESIS_HASH, legacyUntil };
-  return { ...head, tag: key.headTag(head) };
+  return { ...head, keyedUntil: legacyUntil, tag: key.headTag(head) };
 }
 
 describe('VerifyAuditChainHandler', () => {
@@ -144,7 +173,35 @@ describe('VerifyAuditChainHandler', () => {
     const moved = { ...headOf(records, 4), legacyUntil: 6 };
     await expect(new VerifyAuditChainHandler(new MemoryReader(records, moved), key).execute(new VerifyAuditChainQuery(admin))).resolves.toMatchObject({
       ok: false,
-      firstBroken: { seq: 5, reason: 'hash_mismatch' },
+      firstBroken: { seq: 5, reason: 'mac_mismatch' },
+    });
+  });
+
+  it('checks every signed checkpoint in the range: its hash is the record\'s and a listed key signed it', async () => {
+    const records = chain(12);
+    const run = (reader: MemoryReader) => new VerifyAuditChainHandler(reader, key).execute(new VerifyAuditChainQuery(admin, 5));
+    const intact = new MemoryReader(records, headOf(records));
+    intact.signed = [checkpointAt(records[3]), checkpointAt(records[9])];
+    await expect(run(intact)).resolves.toEqual({ ok: true, checked: 12 });
+    const moved = new MemoryReader(records, headOf(records));
+    moved.signed = [checkpointAt(records[3]), { ...checkpointAt(records[9]), hash: records[8].hash }];
+    await expect(run(moved)).resolves.toEqual({ ok: false, checked: 9, firstBroken: { id: 'aud_10', seq: 10, reason: 'checkpoint_mismatch' } });
+    const unlisted = new MemoryReader(records, headOf(records));
+    unlisted.signed = [checkpointAt(records[3], stranger)];
+    await expect(run(unlisted)).resolves.toEqual({ ok: false, checked: 3, firstBroken: { id: 'aud_4', seq: 4, reason: 'checkpoint_signature_invalid' } });
+  });
+
+  it('starts a pruned chain at the signed checkpoint before its first record, and names an unanchored start', async () => {
+    const records = chain(10);
+    const pruned = new MemoryReader(records.slice(4), headOf(records));
+    pruned.signed = [checkpointAt(records[3])];
+    await expect(new VerifyAuditChainHandler(pruned, key).execute(new VerifyAuditChainQuery(admin, 3))).resolves.toEqual({ ok: true, checked: 6 });
+    const cut = new MemoryReader(records.slice(5), headOf(records));
+    cut.signed = [checkpointAt(records[3])];
+    await expect(new VerifyAuditChainHandler(cut, key).execute(new VerifyAuditChainQuery(admin))).resolves.toEqual({
+      ok: false,
+      checked: 0,
+      firstBroken: { id: 'aud_6', seq: 6, reason: 'chain_start_unanchored' },
     });
   });
 

@@ -2,6 +2,9 @@ import { Command } from '@nestjs/cqrs';
 import { Principal } from '../../../../../common/auth/principal';
 import { ContentPart } from '../../../../agents/domain/model-provider';
 import { ClientToolSpec, RunLimits, RunProps } from '../../../domain/run.aggregate';
+import { InputDisposition, InputReceipt } from '../../../domain/input-receipt';
+
+export type { InputDisposition, InputReceipt };
 
 export interface CreateRunInput {
   content: ContentPart[];
@@ -15,11 +18,15 @@ export interface CreateRunInput {
   clientTools?: ClientToolSpec[];
 }
 
-/** The run that takes the input: a new one, or (`steered`) the session's active run. */
+/** The run that takes the input: a new one, or (`steered`) the session's active run; and the input's receipt. */
 export interface CreateRunResult {
   run: Readonly<RunProps>;
   userMessageId: string;
   steered: boolean;
+  /** The input answered the active run's `ask_user` (CONTRACT 17): that run continues with it. */
+  answered?: boolean;
+  /** The input's receipt as committed (CONTRACT section 7). */
+  receipt: InputReceipt;
 }
 
 export class CreateRunCommand extends Command<CreateRunResult> {

@@ -1,5 +1,6 @@
 import { Optional } from '@nestjs/common';
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
+import { Clock } from '../../../../../common/clock/clock';
 import { AppConfig } from '../../../../../common/config/app-config';
 import { UnitOfWork } from '../../../../../common/database/unit-of-work';
 import { DomainError } from '../../../../../common/errors/domain-error';
@@ -10,10 +11,14 @@ import { AttachmentReferenceCheck } from '../../../domain/attachment-reference-c
 import { MessageRepository } from '../../../../sessions/domain/message.repository';
 import { KnownSessions } from '../../../../sessions/application/known-sessions';
 import { DEFAULT_LIMITS, Run, RunLimits, SteeredInput } from '../../../domain/run.aggregate';
-import { RunRepository, SessionDefaultConcurrency } from '../../../domain/run.repository';
-import { RunPersistence } from '../../run-persistence';
+import { normalizeAmount } from '../../../../usage/domain/money';
+import { RunRepository, SessionAwaitsInput, SessionDefaultConcurrency } from '../../../domain/run.repository';
+import { ApplyToRun } from '../../apply-to-run';
+import { admit, ConcurrencyMode } from '../../../domain/run-decider';
 import { RunSignals } from '../../run-signals';
-import { CreateRunCommand, CreateRunInput, CreateRunResult } from './create-run.command';
+import { appendToolResults } from '../../tool-result-messages';
+import { SpendGate } from '../../../../usage/domain/spend';
+import { CreateRunCommand, CreateRunInput, CreateRunResult, InputDisposition, InputReceipt } from './create-run.command';
 import { Principal } from '../../../../../common/auth/principal';
 import { SessionFacts } from '../../../../sessions/application/known-sessions';
 import { SessionRepository } from '../../../../sessions/domain/session.repository';
@@ -34,8 +39,10 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     private readonly config: AppConfig,
     private readonly signals: RunSignals,
     private readonly sessions: SessionRepository,
-    private readonly persistence: RunPersistence,
+    private readonly path: ApplyToRun,
+    private readonly clock: Clock,
     @Optional() private readonly attachments?: AttachmentReferenceCheck,
+    @Optional() private readonly spend?: SpendGate,
   ) {}
 
   async execute({ principal, sessionId, input }: CreateRunCommand) {
@@ -46,32 +53,108 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
     loaded?.assertAcceptsRuns();
     const model = input.model ?? session.agent.model;
     if (input.model !== undefined && !this.agents.knownModels().includes(input.model)) throw unknownModel(input.model);
+    // Over the tenant's spend limit: no new work on any surface (429 quota_exceeded, CONTRACT 18).
+    await this.spend?.assertWithinLimit(session.tenantId);
     const refs = input.content.filter((p) => p.type === 'attachment_ref').map((p) => (p as { attachment_id: string }).attachment_id);
     if (refs.length > 0) {
       if (!this.attachments) throw new DomainError('attachment_not_found', 'attachments are not available', { attachment_id: refs[0] });
       await this.attachments.assertUsable({ tenantId: session.tenantId, subjectId: session.subjectId }, refs);
     }
     const limits = { ...DEFAULT_LIMITS, ...stripUndefined(input.limits ?? {}) };
-    const now = new Date();
+    // "0.50" and "0.5" are the same budget: stored as a plain decimal.
+    if (limits.max_cost) limits.max_cost = normalizeAmount(limits.max_cost);
+    const now = this.clock.date();
 
     const config = { model, limits, metadata: input.metadata ?? {} };
     const mode = input.concurrency;
-    if (mode === 'steer' || mode === 'interrupt') return this.uow.run(() => this.steerOrInterrupt(principal, session, input, config, mode, now));
+    // Anything that may meet an active run takes the session lock first (a transaction): what it
+    // does, and so its receipt's disposition, is decided for the locked row.
+    if (mode === 'steer' || mode === 'interrupt' || mode === 'enqueue') return this.uow.run(() => this.locked(principal, session, input, config, mode, now));
     try {
-      return await this.insert(session, input, config, now, mode === undefined ? 'default' : mode);
+      // ONE statement, written only if the session is idle: the run starts (receipt `started`).
+      return await this.insert(session, input, config, now, mode, 'started');
     } catch (err) {
-      // The session's default is steer or interrupt and it has an active run. Inside a batch the
-      // statement already failed (the idempotent executor runs the operation again in a
-      // transaction); inside a transaction only the failed write was rolled back.
-      if (err instanceof SessionDefaultConcurrency && this.uow.inTransaction) return this.steerOrInterrupt(principal, session, input, config, err.mode, now);
+      // The session has an active run and its default is steer, interrupt or enqueue. Inside a
+      // batch the statement already failed (the idempotent executor runs the operation again in
+      // a transaction); inside a transaction only the failed write was rolled back.
+      if (err instanceof SessionDefaultConcurrency) {
+        const path = () => this.locked(principal, session, input, config, err.mode, now);
+        return this.uow.inTransaction ? path() : this.uow.run(path);
+      }
+      // The active run waits for input (ask_user): this input answers it, whatever the mode.
+      if (err instanceof SessionAwaitsInput) {
+        const path = () => this.answerOrAdmit(principal, session, input, config, mode, now);
+        return this.uow.inTransaction ? path() : this.uow.run(path);
+      }
       throw err;
     }
   }
 
-  /** A new queued run for the input (and the input message), in ONE statement. */
-  private async insert(session: SessionFacts, input: CreateRunInput, config: RunConfig, now: Date, mode: 'reject' | 'enqueue' | 'default'): Promise<CreateRunResult> {
+  /**
+   * The session's active run waited for input when the insert was tried: with the session row
+   * locked, the input answers it (CONTRACT 17) if it still waits; otherwise (answered or cancelled
+   * meanwhile) the input is admitted as its mode says, as if the run had never waited.
+   */
+  private async answerOrAdmit(principal: Principal, session: SessionFacts, input: CreateRunInput, config: RunConfig, mode: 'reject' | 'enqueue' | undefined, now: Date): Promise<CreateRunResult> {
+    const activeId = await this.sessions.lockActiveRun(session.id);
+    const answered = activeId ? await this.answerInput(activeId, session, input, now) : null;
+    if (answered) return answered;
+    try {
+      return await this.insert(session, input, config, now, mode, 'started');
+    } catch (err) {
+      if (err instanceof SessionDefaultConcurrency) return this.locked(principal, session, input, config, err.mode, now);
+      throw err;
+    }
+  }
+
+  /**
+   * The input as the answer of the active run's `ask_user` (the decider's `input_answered` rule,
+   * through the one write path): its user message (naming that run) commits with the run's
+   * resume. Null when the run does not wait for input (then nothing is written). The caller holds
+   * the session row lock.
+   */
+  private async answerInput(activeId: string, session: SessionFacts, input: CreateRunInput, now: Date): Promise<CreateRunResult | null> {
+    const userMessageId = newId('msg');
+    const text = input.content
+      .filter((p) => p.type === 'text')
+      .map((p) => (p as { text: string }).text)
+      .join('\n');
+    const applied = await this.path.apply(
+      activeId,
+      { type: 'input_answered', message_id: userMessageId, text },
+      {
+        alsoWrite: async (run, d) => {
+          await this.messages.appendInput(
+            { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content: input.content, metadata: {} },
+            { expectedRevision: input.expectedRevision, now },
+          );
+          await appendToolResults(this.messages, run, d);
+        },
+      },
+    );
+    if (!applied || applied.decision.events.length === 0) return null;
+    // Its receipt: steered to that run, and taken by it now (the answer is the tool's result).
+    const receipt = { ...receiptOf(session, newId('inp'), userMessageId, 'steered', activeId, now), takenAt: now };
+    await this.runs.answerReceipt(receipt);
+    return { run: applied.run.snapshot(), userMessageId, steered: true, answered: true, receipt };
+  }
+
+  /**
+   * A new run for the input (and the input message, and its receipt), in ONE statement. `started`:
+   * written only if the session is idle; `queued`: the caller holds the session lock and saw an
+   * active run, the new one waits behind it (FIFO).
+   */
+  private async insert(
+    session: SessionFacts,
+    input: CreateRunInput,
+    config: RunConfig,
+    now: Date,
+    mode: 'reject' | 'enqueue' | undefined,
+    disposition: 'started' | 'queued',
+  ): Promise<CreateRunResult> {
     const runId = newId('run');
     const userMessageId = newId('msg');
+    const receiptId = newId('inp');
     const run = Run.create({
       id: runId,
       tenantId: session.tenantId,
@@ -104,12 +187,12 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
         },
         expectedRevision: input.expectedRevision,
         now,
-        reject: mode === 'reject',
-        sessionDefault: mode === 'default',
+        concurrency: mode,
+        receiptId,
       });
       this.uow.afterCommit(() => this.signals.workAvailable());
     });
-    return { run: run.snapshot(), userMessageId, steered: false };
+    return { run: run.snapshot(), userMessageId, steered: false, receipt: receiptOf(session, receiptId, userMessageId, disposition, runId, now) };
   }
 
   /**
@@ -117,25 +200,29 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
    * locks it too, so it either ended before, or finds the steered input in its inbox then).
    * `steer`: the input is committed as a user message of the session and handed to the active
    * run. `interrupt`: the active run is cancelled (the honest cancel) and a new run is queued
-   * behind it. Without an active run both are a new run.
+   * behind it. `enqueue`: a new run queued behind the active one. Without an active run each is
+   * a new run that starts.
    */
-  private async steerOrInterrupt(
+  private async locked(
     principal: Principal,
     session: SessionFacts,
     input: CreateRunInput,
     config: RunConfig,
-    mode: 'steer' | 'interrupt',
+    mode: ConcurrencyMode,
     now: Date,
   ): Promise<CreateRunResult> {
     const activeId = await this.sessions.lockActiveRun(session.id);
-    if (activeId === null) return this.insert(session, input, config, now, 'enqueue');
-    if (mode === 'interrupt') {
-      const active = await this.runs.findById(activeId);
-      if (active && active.requestCancel(principal.subjectId, now)) {
-        await this.persistence.save(active);
-        this.uow.afterCommit(() => this.signals.cancelRequested(activeId));
-      }
-      return this.insert(session, input, config, now, 'enqueue');
+    const answered = activeId ? await this.answerInput(activeId, session, input, now) : null;
+    if (answered) return answered;
+    const admission = admit(mode, { hasActiveRun: activeId !== null, defaultConcurrency: mode });
+    if (activeId === null || admission === 'queue') return this.insert(session, input, config, now, 'enqueue', activeId === null ? 'started' : 'queued');
+    if (admission === 'reject') throw new DomainError('session_busy', 'the session already has an active run', { session_id: session.id, active_run_id: activeId });
+    if (admission === 'interrupt') {
+      // The cancel rule as for POST .../cancel (the same path); the new run queues behind it
+      // (a queued or waiting run is cancelled at once: then it starts).
+      await this.path.apply(activeId, { type: 'cancel_requested', requested_by: principal.subjectId });
+      const still = await this.sessions.lockActiveRun(session.id);
+      return this.insert(session, input, config, now, 'enqueue', still === null ? 'started' : 'queued');
     }
     const userMessageId = newId('msg');
     await this.messages.appendInput(
@@ -143,11 +230,18 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       { expectedRevision: input.expectedRevision, now },
     );
     const steered: SteeredInput = { message_id: userMessageId, accepted_at: now.toISOString(), model: config.model, limits: config.limits, metadata: config.metadata };
-    if (!(await this.runs.steer(activeId, steered))) throw new Error(`the active run ${activeId} of a locked session is not active`);
+    const receiptId = newId('inp');
+    const receiptRow = { id: receiptId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, now };
+    if (!(await this.runs.steer(activeId, steered, receiptRow))) throw new Error(`the active run ${activeId} of a locked session is not active`);
     const active = await this.runs.findById(activeId);
     this.uow.afterCommit(() => this.signals.inputSteered(activeId));
-    return { run: active!.snapshot(), userMessageId, steered: true };
+    return { run: active!.snapshot(), userMessageId, steered: true, receipt: receiptOf(session, receiptId, userMessageId, 'steered', activeId, now) };
   }
+}
+
+/** The receipt as the statement that accepted the input wrote it. */
+function receiptOf(session: SessionFacts, id: string, messageId: string, disposition: InputDisposition, runId: string, now: Date): InputReceipt {
+  return { id, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, messageId, disposition, runId, takenAt: null, createdAt: now };
 }
 
 interface RunConfig {

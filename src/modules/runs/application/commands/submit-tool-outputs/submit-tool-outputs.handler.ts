@@ -1,54 +1,38 @@
 import { CommandHandler, ICommandHandler } from '@nestjs/cqrs';
-import { ConcurrencyConflict } from '../../../../../common/errors/domain-error';
-import { newId } from '../../../../../common/ids/ids';
 import { MessageRepository } from '../../../../sessions/domain/message.repository';
-import { RunRepository } from '../../../domain/run.repository';
-import { loadOwnedRun } from '../../load-owned-run';
-import { RunPersistence } from '../../run-persistence';
-import { RunSignals } from '../../run-signals';
+import { toolResultContent } from '../../../domain/run-decider';
+import { ApplyToRun } from '../../apply-to-run';
 import { SubmitToolOutputsCommand } from './submit-tool-outputs.command';
 
 /**
  * Results of client-side tools: each becomes `tool.completed` / `tool.failed` and a `tool`
- * message; when none is left pending the run resumes and a worker continues the loop.
+ * message (in the same commit); when none is left pending the run resumes and a worker
+ * continues the loop. The decider checks that each output answers a pending client call.
  */
 @CommandHandler(SubmitToolOutputsCommand)
 export class SubmitToolOutputsHandler implements ICommandHandler<SubmitToolOutputsCommand> {
   constructor(
-    private readonly runs: RunRepository,
-    private readonly persistence: RunPersistence,
+    private readonly path: ApplyToRun,
     private readonly messages: MessageRepository,
-    private readonly signals: RunSignals,
   ) {}
 
   async execute({ principal, runId, outputs }: SubmitToolOutputsCommand) {
-    for (let attempt = 1; ; attempt++) {
-      const run = await loadOwnedRun(this.runs, principal, runId);
-      // The run checks the outputs (each must answer a pending client call) and records them.
-      const { messages } = run.submitClientOutputs(outputs, { now: Date.now(), newId });
-      const snap = run.snapshot();
-      try {
-        await this.persistence.save(run, async () => {
-          for (const m of messages) {
-            await this.messages.append({
-              id: m.id,
-              tenantId: snap.tenantId,
-              subjectId: snap.subjectId,
-              sessionId: snap.sessionId,
-              runId,
-              role: 'tool',
-              status: 'completed',
-              content: m.content,
-              metadata: {},
-            });
+    const { run } = (await this.path.apply(
+      runId,
+      { type: 'client_tool_outputs', outputs },
+      {
+        principal,
+        alsoWrite: async (run, d) => {
+          const o = run.owner;
+          for (const e of d.events) {
+            if (e.type !== 'tool_finished') continue;
+            const call = run.state.pending.find((p) => p.tool_call_id === e.tool_call_id)!;
+            const content = toolResultContent(call, e.result);
+            await this.messages.append({ id: e.result_message_id, tenantId: o.tenantId, subjectId: o.subjectId, sessionId: o.sessionId, runId, role: 'tool', status: 'completed', content, metadata: {} });
           }
-        });
-      } catch (err) {
-        if (err instanceof ConcurrencyConflict && attempt < 10) continue;
-        throw err;
-      }
-      this.signals.workAvailable();
-      return run.snapshot();
-    }
+        },
+      },
+    ))!;
+    return run.snapshot();
   }
 }

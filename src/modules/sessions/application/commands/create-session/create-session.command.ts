@@ -1,12 +1,12 @@
 import type { RunConcurrency } from '../../../domain/session.aggregate';
 import { Command } from '@nestjs/cqrs';
 import { Principal } from '../../../../../common/auth/principal';
-import { SessionProps } from '../../../domain/session.aggregate';
+import { SessionProps, SessionTtl } from '../../../domain/session.aggregate';
 
 export class CreateSessionCommand extends Command<Readonly<SessionProps>> {
   constructor(
     readonly principal: Principal,
-    readonly input: { agentId?: string; agent?: { model?: string; instructions?: string; tools?: unknown[] }; title?: string | null; metadata?: Record<string, string>; defaultConcurrency?: RunConcurrency },
+    readonly input: { agentId?: string; agent?: { model?: string; instructions?: string; tools?: unknown[] }; title?: string | null; metadata?: Record<string, string>; defaultConcurrency?: RunConcurrency; ttl?: SessionTtl | null },
   ) {
     super();
   }

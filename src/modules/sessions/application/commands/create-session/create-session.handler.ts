@@ -38,6 +38,8 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
       title: input.title ?? null,
       metadata: input.metadata ?? {},
       defaultConcurrency: input.defaultConcurrency,
+      // Omitted: SESSION_TTL_SECONDS (archive); null: no TTL.
+      ttl: input.ttl !== undefined ? input.ttl : this.config.sessionTtlSeconds !== null ? { seconds: this.config.sessionTtlSeconds, strategy: 'archive' } : null,
       now: new Date(),
     });
     // One write: inside the POST's batch it shares the statement that stores the response.

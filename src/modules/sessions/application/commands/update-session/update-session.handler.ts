@@ -4,6 +4,7 @@ import { invalidRequest } from '../../../../../common/errors/domain-error';
 import { AgentCatalog } from '../../../../agents/domain/agent-definition';
 import { SessionRepository } from '../../../domain/session.repository';
 import { saveWithRetry } from '../save-with-retry';
+import { KnownSessions } from '../../known-sessions';
 import { UpdateSessionCommand } from './update-session.command';
 
 @CommandHandler(UpdateSessionCommand)
@@ -12,6 +13,7 @@ export class UpdateSessionHandler implements ICommandHandler<UpdateSessionComman
     private readonly repo: SessionRepository,
     private readonly agents: AgentCatalog,
     private readonly uow: UnitOfWork,
+    private readonly known: KnownSessions,
   ) {}
 
   async execute({ principal, sessionId, changes, expectedRevision }: UpdateSessionCommand) {
@@ -21,6 +23,9 @@ export class UpdateSessionHandler implements ICommandHandler<UpdateSessionComman
       ]);
     }
     const session = await saveWithRetry(this.repo, this.uow, principal, sessionId, expectedRevision, (s) => s.update(changes, new Date()));
+    // The model is one of the facts a run is accepted with (CONTRACT 7: frozen per run from then
+    // on): this node's remembered facts follow the change once it is committed.
+    if (changes.model !== undefined) this.uow.afterCommit(() => this.known.remember(session));
     return session.snapshot();
   }
 }

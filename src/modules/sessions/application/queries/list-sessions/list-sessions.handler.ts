@@ -6,8 +6,9 @@ import { ListSessionsQuery } from './list-sessions.query';
 export class ListSessionsHandler implements IQueryHandler<ListSessionsQuery> {
   constructor(private readonly repo: SessionRepository) {}
 
-  async execute({ principal, page }: ListSessionsQuery) {
-    const { items, hasMore } = await this.repo.list(principal, page);
-    return { items: items.map((s) => s.snapshot()), hasMore };
+  async execute({ principal, page, filter }: ListSessionsQuery) {
+    const { items, hasMore } = await this.repo.list(principal, page, filter);
+    const workStatuses = await this.repo.workStatuses(items.map((s) => s.id));
+    return { items: items.map((s) => s.snapshot()), hasMore, workStatuses };
   }
 }

@@ -8,7 +8,7 @@ export class ListWebhookDeliveriesQuery extends Query<Page<WebhookDelivery>> {
   constructor(
     readonly principal: Principal,
     readonly endpointId: string,
-    readonly page: { after?: string; limit: number },
+    readonly page: { after?: string; limit: number; order?: 'asc' | 'desc' },
   ) {
     super();
   }

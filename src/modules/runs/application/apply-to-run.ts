@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { canSee, Principal } from '../../../common/auth/principal';
+import { Clock } from '../../../common/clock/clock';
+import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { retryOnConflict } from '../../../common/errors/retry-on-conflict';
+import { newId } from '../../../common/ids/ids';
+import { Run } from '../domain/run.aggregate';
+import { DecideEnv, Decision, Observation } from '../domain/run-decider';
+import { RunRepository } from '../domain/run.repository';
+import { runNotFound } from './load-owned-run';
+import { RunPersistence } from './run-persistence';
+import { RunSignals } from './run-signals';
+
+/** Tries of one change before its conflict is the caller's (each reads the run again). */
+const ATTEMPTS = 10;
+
+export interface ApplyOptions {
+  /** The caller must be able to see the run: otherwise exactly the 404 of a missing id. */
+  principal?: Principal;
+  /** Writes of the same commit besides the run's (after the session and run rows are locked). */
+  alsoWrite?: (run: Run, decision: Decision) => Promise<void>;
+  /** The decider's environment besides the clock and ids (the agent's tools, approvals). */
+  env?: Omit<DecideEnv, 'now' | 'newId'>;
+}
+
+export interface Applied {
+  run: Run;
+  decision: Decision;
+}
+
+/**
+ * The one way into a run for everything that is not its own executor's step: load -> decide ->
+ * one guarded commit -> on a version conflict (the executor or another request committed in
+ * between) read and decide again. Cancel, interrupt, approval decisions and expiry, client tool
+ * outputs, queue expiry and an unexpected failure are each an observation here; what they do is
+ * the decider's. After commit it wakes whoever must act on the decision (a resumed run, a cancel).
+ */
+@Injectable()
+export class ApplyToRun {
+  constructor(
+    private readonly runs: RunRepository,
+    private readonly persistence: RunPersistence,
+    private readonly signals: RunSignals,
+    private readonly uow: UnitOfWork,
+    private readonly clock: Clock,
+  ) {}
+
+  /** Null when the run does not exist (only without `principal`: with it, 404 `run_not_found`). */
+  async apply(runId: string, observation: Observation, options: ApplyOptions = {}): Promise<Applied | null> {
+    // Only the run's own version is retried here: another row's conflict (an approval decided
+    // meanwhile) is its owner's to answer.
+    return retryOnConflict(() => this.once(runId, observation, options), { attempts: ATTEMPTS, retries: (c) => c.resource === 'run' });
+  }
+
+  private async once(runId: string, observation: Observation, options: ApplyOptions): Promise<Applied | null> {
+    const run = await this.runs.findById(runId);
+    const o = run?.owner;
+    if (!run || !o || (options.principal && !canSee(options.principal, { tenantId: o.tenantId, subjectId: o.subjectId }))) {
+      if (options.principal) throw runNotFound(runId);
+      return null;
+    }
+    const decision = run.decide(observation, { tool: () => null, ...options.env, now: this.clock.now(), newId });
+    if (!run.hasChanges) return { run, decision };
+    const also = options.alsoWrite;
+    await this.persistence.save(run, also ? () => also(run, decision) : undefined);
+    const cancelling = run.status === 'cancelling' && decision.events.some((e) => e.type === 'cancel_requested');
+    if (cancelling) this.uow.afterCommit(() => this.signals.cancelRequested(runId));
+    if (decision.effect.type === 'resume') this.uow.afterCommit(() => this.signals.workAvailable());
+    return { run, decision };
+  }
+}

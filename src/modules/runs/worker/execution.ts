@@ -1,0 +1,33 @@
+import type { ModelMessage } from '../../agents/domain/model-provider';
+import type { ResolvedAgent } from '../../agents/domain/agent-definition';
+
+/** Why the loop stopped executing a run on this node. */
+export type Exit = 'finished' | 'waiting' | 'lease_lost';
+
+/** This node may no longer write the run (lease lost, run deleted, node shutting down): stop without writing. */
+export class LeaseLost extends Error {}
+
+/** One execution of one claimed run on this node: what its parts share while it lasts. */
+export interface Execution {
+  /** Aborted on a cancel and when the lease is lost: the model call or tool in flight stops. */
+  abort: AbortController;
+  cancelled: boolean;
+  leaseLost: boolean;
+  /** Input was steered to the run since its inbox was last read. */
+  steered: boolean;
+  /** Steered inputs the run knows of and has not taken (the heartbeat reports the stored count). */
+  inboxKnown: number;
+  /**
+   * What the model saw in this execution's last turn plus the messages this execution committed
+   * since (a completed assistant message, tool results), as a read of the history would give
+   * them: the next turn does not read the history again. Cleared by a conflict (someone else
+   * changed the run: the next turn reads).
+   */
+  context?: ModelMessage[];
+  /** The run's pinned agent version with its tools (built-in, http, mcp, function), read once per execution. */
+  agent?: ResolvedAgent | null;
+}
+
+export function newExecution(): Execution {
+  return { abort: new AbortController(), cancelled: false, leaseLost: false, steered: false, inboxKnown: 0 };
+}

@@ -1,0 +1,141 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { SpendGate } from '../../usage/domain/spend';
+import { AgentDirectory } from '../../agents/domain/agent-definition';
+import { ApprovalsPort } from '../application/approvals-port';
+import { Run } from '../domain/run.aggregate';
+import { Decision, Observation, QuotaStatus } from '../domain/run-decider';
+import { RunRepository } from '../domain/run.repository';
+import { Execution, Exit, LeaseLost } from './execution';
+import { ModelTurnEffect } from './model-turn.effect';
+import { RunEnv } from './run-env';
+import { RunWriter } from './run-writer';
+import { ToolCallEffect } from './tool-call.effect';
+import { TurnContext } from './turn-context';
+
+/**
+ * The interpreter of one execution: asks the decider what is next, has the effect performed (a
+ * file per effect, each returning an observation), feeds the observation back and commits what
+ * was decided through the writer. Write policy lives in the writer, rules in the decider: here
+ * only the order. A conflict (someone else changed the run) reloads it and decides again.
+ */
+@Injectable()
+export class RunLoop {
+  constructor(
+    private readonly runs: RunRepository,
+    private readonly agents: AgentDirectory,
+    private readonly approvals: ApprovalsPort,
+    private readonly env: RunEnv,
+    private readonly context: TurnContext,
+    private readonly writer: RunWriter,
+    private readonly modelTurn: ModelTurnEffect,
+    private readonly toolCall: ToolCallEffect,
+    @Optional() private readonly spend?: SpendGate,
+  ) {}
+
+  private async quotaOf(tenantId: string): Promise<QuotaStatus> {
+    const c = await this.spend!.check(tenantId);
+    return c.exceeded ? { exceeded: true, resets_at: c.resetsAt.getTime(), details: c.details } : { exceeded: false };
+  }
+
+  async run(initial: Run, ex: Execution): Promise<Exit> {
+    let run = initial;
+    if (ex.agent === undefined) {
+      const { agent } = run.propsForPersistence();
+      ex.agent = await this.agents.findPinned(run.owner.tenantId, agent.id, agent.version);
+    }
+    let observation: Observation = { type: 'lease_resumed' };
+    for (let guard = 0; guard < 10_000; guard++) {
+      if (ex.leaseLost) return 'lease_lost';
+      if (ex.steered) run = await this.takeSteered(run, ex);
+      ex.inboxKnown = run.propsForPersistence().inbox.length;
+      const env = this.env.of(run, ex);
+      // Only runs with a cost budget pay for the estimate (it may read the history).
+      if (run.limits.max_cost) env.nextCall = await this.context.nextCallEstimate(run, ex);
+      // Before a model call: the tenant's spend limit (a run over it waits for quota, CONTRACT 17).
+      if (this.spend && nextIsModelTurn(run)) env.quota = await this.quotaOf(run.owner.tenantId);
+      const d = run.decide(observation, env);
+      observation = { type: 'tick', cancel_signalled: ex.cancelled };
+      const step = await this.perform(run, ex, d);
+      if (step === true) continue;
+      if (step !== false) return step;
+      run = await this.reload(run.id);
+    }
+    throw new Error('loop guard exceeded');
+  }
+
+  /**
+   * Performs a decision's effect and commits: true to decide again, false after a conflict, else
+   * the execution's end. `run.started` and a cleared turn ride on the next write (a crash before
+   * it redoes them), except that a client waits for `run.started`: it commits on its own.
+   */
+  private async perform(run: Run, ex: Execution, d: Decision): Promise<boolean | Exit> {
+    const effect = d.effect;
+    switch (effect.type) {
+      case 'finish':
+        if (run.hasChanges && !(await this.writer.commit(run, ex, d))) return false;
+        return 'finished';
+      case 'wait':
+        return (await this.writer.save(run, ex)) ? 'waiting' : false;
+      case 'open_approval': {
+        const gate = this.approvals.gate!;
+        const o = run.owner;
+        const opened = await this.writer.save(run, ex, () => gate.open({ ...o, approvalId: effect.approval_id, call: effect.call, expiresAt: new Date(effect.expires_at) }));
+        return opened ? 'waiting' : false;
+      }
+      case 'close_interrupted_turn': {
+        // A turn that did not finish here (a cancel that landed mid-turn, a crash or lost lease).
+        const content = await this.context.openMessageContent(effect.message_id);
+        const closed = run.decide({ type: 'interrupted_turn_read', message_id: effect.message_id, content }, this.env.of(run, ex));
+        return this.writer.closeTurn(run, ex, closed, effect.message_id);
+      }
+      case 'call_model': {
+        const turn = await this.modelTurn.perform(run, ex, effect);
+        if (!turn) return false;
+        // Input steered while the model answered: known to the decider before it decides the turn's end.
+        if (ex.steered) await this.takeSteered(run, ex);
+        // The turn's spend (model_spend) rides on this commit: the repository writes the aggregate's unsaved spend.
+        return turn.writes.end(run.decide(turn.observed(), this.env.of(run, ex)));
+      }
+      case 'run_tool': {
+        // The call's attempts (retries of retryable failures) until the decider says otherwise.
+        for (let next = effect; ; ) {
+          const observed = await this.toolCall.perform(run, ex, next);
+          if (!observed) return false;
+          const done = run.decide(observed, this.env.of(run, ex));
+          // The tool answers by callback: the run waits (its wait commits like any other).
+          if (done.effect.type === 'wait') return (await this.writer.save(run, ex)) ? 'waiting' : false;
+          if (done.effect.type !== 'run_tool') return this.writer.commit(run, ex, done);
+          next = done.effect;
+        }
+      }
+      case 'continue':
+      case 'resume':
+      case 'none':
+        // A cleared turn commits with the next write; anything else now.
+        if (d.events.some((e) => e.type !== 'pending_cleared')) return this.writer.commit(run, ex, d);
+        return true;
+      default:
+        return true;
+    }
+  }
+
+  /** Steered inputs arrived (signal or heartbeat): the run's inbox is read and given to the decider. */
+  private async takeSteered(run: Run, ex: Execution): Promise<Run> {
+    ex.steered = false;
+    const inbox = await this.runs.inboxOf(run.id);
+    run.decide({ type: 'input_steered', inputs: inbox }, this.env.of(run, ex));
+    return run;
+  }
+
+  private async reload(id: string): Promise<Run> {
+    const run = await this.runs.findById(id);
+    if (!run) throw new LeaseLost('run deleted');
+    return run;
+  }
+}
+
+/** The run's next decision may be a model call (no tool call open, no turn open): only then is the spend limit read. */
+function nextIsModelTurn(run: Run): boolean {
+  const s = run.propsForPersistence();
+  return (s.status === 'running' || s.status === 'queued') && s.state.streaming_message_id === null && s.state.pending.every((p) => p.status === 'completed' || p.status === 'failed');
+}

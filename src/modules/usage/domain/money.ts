@@ -1,0 +1,76 @@
+import Decimal from 'decimal.js';
+
+/**
+ * Money arithmetic: decimal.js, never binary floats. Amounts travel as plain decimal strings
+ * (`"0.001234"`, no exponent); a token count times a price per million tokens is an exact decimal,
+ * so costs are exact (not rounded) until a caller chooses to round.
+ */
+const D = Decimal.clone({ precision: 40, rounding: Decimal.ROUND_HALF_EVEN, toExpNeg: -40, toExpPos: 40 });
+
+export const CURRENCY = 'USD';
+export interface Money {
+  amount: string;
+  currency: typeof CURRENCY;
+}
+
+/** Prices of a model, USD per million tokens, as decimal strings (the model registry's entry). */
+export interface TokenPrice {
+  input_per_mtok: string;
+  output_per_mtok: string;
+  cached_input_per_mtok?: string;
+}
+
+export interface CallTokens {
+  input_tokens: number;
+  output_tokens: number;
+  cached_input_tokens?: number;
+}
+
+const MILLION = new D(1_000_000);
+const AMOUNT_RE = /^\d{1,12}(\.\d{1,12})?$/;
+
+/** A plain decimal string of `d` (no exponent, no trailing zeros after the point). */
+function plain(d: Decimal): string {
+  const s = d.toFixed();
+  return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+}
+
+export function zero(): Money {
+  return { amount: '0', currency: CURRENCY };
+}
+
+/**
+ * The cost of one model call: uncached input at the input price, cached input at the cached
+ * price (the input price when the model has none), output (reasoning included: providers bill
+ * it as output) at the output price. No price: zero.
+ */
+export function callCost(price: TokenPrice | undefined, t: CallTokens): string {
+  if (!price) return '0';
+  const cached = Math.min(Math.max(0, t.cached_input_tokens ?? 0), t.input_tokens);
+  const uncached = new D(t.input_tokens - cached);
+  const cost = uncached
+    .times(price.input_per_mtok)
+    .plus(new D(cached).times(price.cached_input_per_mtok ?? price.input_per_mtok))
+    .plus(new D(t.output_tokens).times(price.output_per_mtok))
+    .dividedBy(MILLION);
+  return plain(cost);
+}
+
+export function addAmounts(...amounts: string[]): string {
+  return plain(amounts.reduce((sum, a) => sum.plus(a), new D(0)));
+}
+
+/** -1, 0 or 1 as `a` is less than, equal to or more than `b`. */
+export function compareAmounts(a: string, b: string): number {
+  return new D(a).comparedTo(b);
+}
+
+/** Whether `s` is an amount an admin may set: a non-negative decimal string, at most 12 digits each side of the point. */
+export function isAmount(s: unknown): s is string {
+  return typeof s === 'string' && AMOUNT_RE.test(s);
+}
+
+/** `amount` written as a plain decimal (for storage / responses). */
+export function normalizeAmount(amount: string): string {
+  return plain(new D(amount));
+}
