@@ -44,12 +44,13 @@ class FakeStore extends EventStore {
 }
 
 class FakeNotifier extends Notifier {
+  protected readonly logger = { error: (m: string) => { throw new Error(m); } };
   listener: NotificationListener | null = null;
   async announce(): Promise<void> {}
   state(): NotifierState {
     return { kind: 'in_process', connected: true, degraded: false };
   }
-  subscribe(l: NotificationListener): () => void {
+  override subscribe(l: NotificationListener): () => void {
     this.listener = l;
     return () => (this.listener = null);
   }

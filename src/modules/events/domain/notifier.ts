@@ -41,9 +41,27 @@ export abstract class Notifier {
    * instead of calling `announce` (one round trip fewer per write). Null: call `announce`.
    */
   readonly inlineChannel: string | null = null;
+  private readonly listeners = new Set<NotificationListener>();
+  /** Where a listener's failure is reported (it never stops the others). */
+  protected abstract readonly logger: { error(message: string): void };
   abstract announce(n: EventNotification): Promise<void>;
-  abstract subscribe(listener: NotificationListener): () => void;
   abstract state(): NotifierState;
+
+  subscribe(listener: NotificationListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Calls every current listener; one that throws is logged and the rest still hear it. */
+  protected emit(fn: (l: NotificationListener) => void): void {
+    for (const l of [...this.listeners]) {
+      try {
+        fn(l);
+      } catch (err) {
+        this.logger.error(`listener failed: ${(err as Error).message}`);
+      }
+    }
+  }
 }
 
 const SEP = '|';

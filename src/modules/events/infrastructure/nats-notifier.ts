@@ -4,7 +4,7 @@ import type { Msg, NatsConnection, Status, Subscription } from '@nats-io/nats-co
 import { connect } from '@nats-io/transport-node';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { Metrics } from '../../../common/metrics/metrics';
-import { decodeNotification, encodeNotification, EventNotification, NotificationListener, Notifier, NotifierState } from '../domain/notifier';
+import { decodeNotification, encodeNotification, EventNotification, Notifier, NotifierState } from '../domain/notifier';
 
 export interface NatsNotifierOptions {
   /** One URL or a comma-separated list (a cluster). */
@@ -35,8 +35,7 @@ export interface NatsNotifierOptions {
  */
 @Injectable()
 export class NatsNotifier extends Notifier implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('NatsNotifier');
-  private readonly listeners = new Set<NotificationListener>();
+  protected readonly logger = new Logger('NatsNotifier');
   private nc: NatsConnection | null = null;
   private sub: Subscription | null = null;
   private up = false;
@@ -70,11 +69,6 @@ export class NatsNotifier extends Notifier implements OnModuleInit, OnApplicatio
 
   async announce(n: EventNotification): Promise<void> {
     this.uow.afterCommit(() => this.publish(n));
-  }
-
-  subscribe(listener: NotificationListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   override state(): NotifierState {
@@ -172,15 +166,5 @@ export class NatsNotifier extends Notifier implements OnModuleInit, OnApplicatio
       this.emit((l) => l.onResync());
     }, everyMs);
     this.pollTimer.unref();
-  }
-
-  private emit(fn: (l: NotificationListener) => void): void {
-    for (const l of [...this.listeners]) {
-      try {
-        fn(l);
-      } catch (err) {
-        this.logger.error(`listener failed: ${(err as Error).message}`);
-      }
-    }
   }
 }

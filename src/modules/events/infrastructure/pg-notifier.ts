@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { Client } from 'pg';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
-import { decodeNotification, encodeNotification, EventNotification, NotificationListener, Notifier, NotifierState } from '../domain/notifier';
+import { decodeNotification, encodeNotification, EventNotification, Notifier, NotifierState } from '../domain/notifier';
 
 export const NOTIFY_CHANNEL = 'run_events';
 const BACKOFF_MIN_MS = 100;
@@ -16,9 +16,8 @@ const BACKOFF_MAX_MS = 5000;
  */
 @Injectable()
 export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('PgNotifier');
+  protected readonly logger = new Logger('PgNotifier');
   override readonly inlineChannel = NOTIFY_CHANNEL;
-  private readonly listeners = new Set<NotificationListener>();
   private client: Client | null = null;
   private stopped = false;
   private backoffMs = BACKOFF_MIN_MS;
@@ -47,11 +46,6 @@ export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationS
 
   async announce(n: EventNotification): Promise<void> {
     await this.uow.manager.query(`SELECT pg_notify($1, $2)`, [NOTIFY_CHANNEL, encodeNotification(n)]);
-  }
-
-  subscribe(listener: NotificationListener): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
   }
 
   /** True while the LISTEN connection is up (for tests and readiness). */
@@ -127,15 +121,5 @@ export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationS
       void this.connect();
     }, delay);
     this.reconnectTimer.unref();
-  }
-
-  private emit(fn: (l: NotificationListener) => void): void {
-    for (const l of [...this.listeners]) {
-      try {
-        fn(l);
-      } catch (err) {
-        this.logger.error(`listener failed: ${(err as Error).message}`);
-      }
-    }
   }
 }
