@@ -88,7 +88,7 @@ describe('runs and the agent loop', () => {
   it('rejects a second active run (session_busy) and queues it FIFO with enqueue', async () => {
     // `reject` explicitly: sessions steer by default (CONTRACT 7, seed 002).
     const sid = await createSession(t, key, { default_concurrency: 'reject' });
-    const first = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600, text: 'first' }])) });
+    const first = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 3000, text: 'first' }])) });
     const busy = await startRun(t, key, sid, { input: userInput('second') });
     expect(busy.status).toBe(409);
     expect(busy.body.error).toMatchObject({ code: 'session_busy', retryable: true, details: { active_run_id: first.body.run_id } });
