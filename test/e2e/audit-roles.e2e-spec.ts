@@ -183,7 +183,7 @@ describe('audit: database roles and the chain key', () => {
       if (pg) await pg.drop();
       rmSync(dataDir, { recursive: true, force: true });
     }
-  });
+  }, 180_000);
 
   describe('(e) start-up of the real process (node dist/src/main.js)', () => {
     beforeAll(() => {

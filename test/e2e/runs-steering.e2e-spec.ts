@@ -156,7 +156,7 @@ describe('steering a run that is already running', () => {
 
   it('an idempotent retry of a steer replays it: one message, the same answer', async () => {
     const sid = await createSession(t, key);
-    const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 800 }, { text: 'x' }])) });
+    const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 3000 }, { text: 'x' }])) });
     await waitForRun(t, key, r.body.run_id, (x) => x.status === 'running');
     const idem = `steer-${Date.now()}`;
     const a = await steer(sid, script([{ text: 'once' }]), idem);
@@ -185,7 +185,7 @@ describe('steering a run that is already running', () => {
     expect(s.body.default_concurrency).toBe('steer');
     const sid = s.body.id;
     expect((await t.call(key, 'GET', `/v1/sessions/${sid}`)).body.default_concurrency).toBe('steer');
-    const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600 }, { text: 'x' }])) });
+    const r = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 3000 }, { text: 'x' }])) });
     expect(r.body.steered).toBeUndefined();
     await waitForRun(t, key, r.body.run_id, (x) => x.status === 'running');
     const st = await startRun(t, key, sid, { input: userInput(script([{ text: 'by default' }])) });
@@ -197,7 +197,7 @@ describe('steering a run that is already running', () => {
     expect(u.body.default_concurrency).toBe('reject');
     const listed = await t.call(key, 'GET', '/v1/sessions?limit=100');
     expect(listed.body.data.find((x: any) => x.id === sid).default_concurrency).toBe('reject');
-    const again = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 600 }, { text: 'y' }])) });
+    const again = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 3000 }, { text: 'y' }])) });
     await waitForRun(t, key, again.body.run_id, (x) => x.status === 'running');
     const busy = await startRun(t, key, sid, { input: userInput('hi') });
     expect(busy.status).toBe(409);
