@@ -87,8 +87,8 @@ describe('run_events partitioned by time (migration and retention)', () => {
       throw err;
     }
 
-    // The app applies the migration at start-up.
-    const t = await startTestApp({ DATA_DIR: dataDir, WORKER_ENABLED: 'false', ...(pg ? { DATABASE_URL: pg.url } : {}) });
+    // The app applies the migration at start-up; its 100k-row statements may outlast the 15 s query timeout on a loaded machine.
+    const t = await startTestApp({ DATA_DIR: dataDir, WORKER_ENABLED: 'false', DB_QUERY_TIMEOUT_MS: '120000', ...(pg ? { DATABASE_URL: pg.url } : {}) });
     try {
       const db = t.app.get(DataSource);
       const [after] = await db.query(DIGEST);
