@@ -29,7 +29,7 @@ const compact = (v, max = 160) => {
 const shortId = (id) => (id && id.length > 14 ? `${id.slice(0, 9)}…${id.slice(-4)}` : id);
 
 function chip(status, extra = '') {
-  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn', started: 'ok', skipped: 'warn', paused: 'warn' }[status];
+  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', waiting_for_input: 'warn', 'awaiting input': 'warn', waiting_for_subagents: 'warn', waiting_for_callback: 'warn', waiting_for_timer: 'warn', waiting_for_quota: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn', started: 'ok', skipped: 'warn', paused: 'warn' }[status];
   return h('span', { class: `chip ${tone ? `chip-${tone}` : ''} ${extra}` }, String(status).replaceAll('_', ' '));
 }
 
@@ -208,7 +208,7 @@ async function renderSession(id) {
     h('label', { for: 'composer-input', class: 'visually-hidden' }, 'Message'),
     textarea,
     composerErr,
-    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line · while a run is going, a message steers it'), send),
+    h('div', { class: 'composer-actions' }, h('span', { class: 'hint', id: 'composer-hint' }, 'Enter to send · Shift+Enter for a new line · while a run is going, a message steers it; when the agent asks, it answers'), send),
   );
   textarea.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -297,7 +297,8 @@ async function renderSession(id) {
       document.getElementById('empty-hint')?.remove();
       list.append(h('div', { class: 'msg msg-user' }, h('div', { class: 'msg-role' }, 'user'), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(new Date().toISOString()))));
       list.scrollTop = list.scrollHeight;
-      if (receipt.steered && watching === receipt.run_id) toast('Sent to the running answer: it is taken into its next turn.');
+      if (receipt.answered) toast('Answered the agent’s question: the run continues.');
+      else if (receipt.steered && watching === receipt.run_id) toast('Sent to the running answer: it is taken into its next turn.');
       else watch(receipt.run_id);
     } catch (err) {
       composerErr.textContent = describeError(err);
@@ -474,6 +475,7 @@ class LiveRun {
         clearInterval(t.timer);
         this.setTool(t, ev.type === 'tool.completed' ? 'completed' : 'failed');
         t.duration.textContent = `${d.duration_ms} ms`;
+        t.question?.querySelector('.hint')?.replaceChildren('Answered.');
         t.body.append(h('div', {}, ev.type === 'tool.completed' ? `→ ${compact(d.result, 400)}` : `✗ ${d.error.code}: ${d.error.message}`));
         this.stick();
         break;
@@ -502,6 +504,19 @@ class LiveRun {
         t.card.append(box);
         this.stick();
         approve.focus({ preventScroll: true });
+        break;
+      }
+      case 'run.input_requested': {
+        // ask_user (CONTRACT 17): the question stands in the tool's card; the message box answers it.
+        const t = this.tools.get(d.tool_call_id);
+        const box = h('div', { class: 'approval input-request', role: 'group', 'aria-label': 'Question from the agent' }, h('p', { class: 'question' }, d.question), h('p', { class: 'hint' }, 'Your next message answers it and the run continues.'));
+        if (t) {
+          this.setTool(t, 'awaiting input');
+          t.question = box;
+          t.card.append(box);
+        } else this.list.append(box);
+        this.stick();
+        document.getElementById('composer-input')?.focus({ preventScroll: true });
         break;
       }
       case 'approval.accepted':

@@ -124,6 +124,36 @@ describe('web console (/console) in Chromium', () => {
     await shot('3c-agent-tools');
   });
 
+  it('ask_user: the question shows in the tool card, the message box answers it, the same run continues', async () => {
+    const agent = await t.call(KEYS.adminA, 'POST', '/v1/agents', { id: 'asking_agent', description: 'Asks.', instructions: 'Ask when unsure.', tools: ['ask_user'] });
+    expect(agent.status).toBe(201);
+    const sid = await createSession(t, KEYS.adminA, { agent_id: 'asking_agent', title: 'Asking' });
+    const run = await startRun(t, KEYS.adminA, sid, {
+      input: userInput(script([{ tool_calls: [{ name: 'ask_user', arguments: { question: 'Which order do you mean?' } }] }, { text: 'Looking at that order now.' }])),
+    });
+    expect(run.status).toBe(202);
+    await page.goto(`${t.url}/console/#/sessions/${sid}`);
+    const question = page.locator('.input-request', { hasText: 'Which order do you mean?' });
+    await question.waitFor();
+    await page.locator('#run-status', { hasText: 'waiting for input' }).waitFor();
+    await expect(page.locator('.tool-card[data-status="awaiting input"]').count()).resolves.toBe(1);
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await expect(page.evaluate(() => (globalThis as any).document.activeElement?.id)).resolves.toBe('composer-input');
+    await shot('3d-ask-user');
+    await composer.fill('O-1001');
+    await composer.press('Enter');
+    await page.locator('.toast', { hasText: 'Answered the agent' }).waitFor();
+    await page.locator('.msg-assistant .bubble', { hasText: 'Looking at that order now.' }).waitFor();
+    await page.locator('#run-status', { hasText: 'completed' }).waitFor();
+    await expect(question.locator('.hint').textContent()).resolves.toBe('Answered.');
+    // The same run took the answer as the tool's result: one run in the session.
+    const runs = await t.call(KEYS.adminA, 'GET', `/v1/sessions/${sid}/runs`);
+    expect(runs.body.data.map((r: any) => r.id)).toEqual([run.body.run_id]);
+    const events = await t.call(KEYS.adminA, 'GET', `/v1/runs/${run.body.run_id}/events?limit=200`);
+    expect(events.body.data.find((e: any) => e.type === 'tool.completed')?.data.result).toEqual(expect.anything());
+    expect(JSON.stringify(events.body.data.find((e: any) => e.type === 'tool.completed')?.data.result)).toContain('O-1001');
+  });
+
   it('audit view (admin): records with filters, the record detail and the chain-verified badge', async () => {
     await page.getByRole('link', { name: 'Audit', exact: true }).click();
     await page.locator('#verify-badge', { hasText: /Chain verified · \d+ records/ }).waitFor();
