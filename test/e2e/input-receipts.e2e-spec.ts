@@ -210,8 +210,10 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     expect(bad.status).toBe(400);
   }, 120000);
 
+  // Issue 28's measure is 20 trials on each database (STEER_RACE_TRIALS=20: ~8 min on a loaded
+  // 2-core machine); a plain run makes 3.
   const trials = Number(process.env.STEER_RACE_TRIALS ?? 3);
-  it(`200 concurrent steers landing as the run ends (${trials} trials): each answered exactly once, in commit order, at most one follow-up run per ended run; every receipt names its taker`, async () => {
+  it(`200 concurrent steers landing as the run ends (${trials} trials): each answered exactly once, in commit order, by at most one follow-up run; every receipt names its taker`, async () => {
     const stats: string[] = [];
     for (let trial = 0; trial < trials; trial++) {
       const sid = await createSession(t, key);
@@ -228,8 +230,10 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
         for (let attempt = 0; ; attempt++) {
           const r = await startRun(t, key, sid, { input: userInput(`steer ${trial}.${i}`) }, idem);
           const retry = r.status === 503 || (r.status === 409 && r.body?.error?.code === 'idempotency_in_progress');
-          if (!retry || attempt >= 20) return r;
-          await new Promise((res) => setTimeout(res, 100 + Math.random() * 200));
+          if (!retry || attempt >= 60) return r;
+          // As long as the server says (a first attempt may take seconds on a loaded machine).
+          const after = Number(r.body?.error?.details?.retry_after_ms ?? 200);
+          await new Promise((res) => setTimeout(res, Math.min(after, 1000) * (0.5 + Math.random())));
         }
       };
       const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => send(i)));
@@ -262,19 +266,20 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
         dispositions[now.disposition] = (dispositions[now.disposition] ?? 0) + 1;
         if (now.disposition === 'steered' || now.disposition === 'started') expect(now.run_id).toBe(x.body.receipt.run_id);
       }
-      // At most one follow-up run per ended run: a follow-up's user message is an input that was
-      // steered to the ended run (its receipt at the time named that run).
+      // At most ONE follow-up run in the trial: a follow-up's user message is an input that was
+      // steered to an ended run (its receipt at the time named that run). The first run has no
+      // step left for what it did not take (one follow-up); the follow-up takes whatever keeps
+      // arriving while it runs, and what arrives as it ends, by further turns (no chain).
       const steeredTo = new Map(answers.filter((x) => x.body.receipt.disposition === 'steered').map((x) => [x.body.user_message_id, x.body.receipt.run_id]));
       const followUps = runs.filter((run) => steeredTo.has(run.user_message_id));
-      const predecessors = followUps.map((run) => steeredTo.get(run.user_message_id));
-      expect(new Set(predecessors).size).toBe(predecessors.length);
+      expect(followUps.map((run) => run.id).slice(1)).toEqual([]);
       // A follow-up comes after the run it follows (FIFO).
       for (const run of followUps) expect(runs.findIndex((r) => r.id === steeredTo.get(run.user_message_id))).toBeLessThan(runs.indexOf(run));
       stats.push(`trial ${trial}: ${runs.length} runs, ${followUps.length} follow-up, ${JSON.stringify(dispositions)}`);
     }
     // eslint-disable-next-line no-console
     console.log(stats.join('\n'));
-  }, 600000);
+  }, Math.max(600000, trials * 60000));
 
   it('the openai SDK events.create answers the receipt (a replay: as it is now)', async () => {
     const client = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: key, maxRetries: 0 });

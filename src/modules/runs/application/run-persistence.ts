@@ -18,6 +18,17 @@ export function endReasonOf(run: Run): string | null {
   return p.terminationReason ?? p.error?.code ?? null;
 }
 
+/**
+ * The commit of a run's end found input steered to it that it had not taken, and the decider says
+ * the run takes it in another turn (`take_leftovers`): nothing was committed (the transaction
+ * rolled back); the executor retracts the end and decides the turn again with `inputs`.
+ */
+export class LeftoversArrived extends Error {
+  constructor(readonly inputs: SteeredInput[]) {
+    super('input arrived as the run was ending');
+  }
+}
+
 /** A rule over an ended run reads neither the clock nor tools and makes no ids. */
 const NO_ENV: DecideEnv = {
   now: 0,
@@ -155,23 +166,25 @@ export class RunPersistence {
       // open) or the session row (a tool output's message append): otherwise a decision holding
       // its approval would wait for the run row held by a cancel waiting for that approval.
       const others = await this.runs.lockSessionOf(run);
-      const taken = [...run.takenInputs];
+      // Input steered to an ending run that it did not take: the decider says what becomes of it.
+      const taken = run.takenInputs;
+      const leftover = endedNow ? others.inbox.filter((i) => !taken.includes(i.message_id)) : [];
+      const next = endedNow ? decide(run.propsForPersistence(), { type: 'leftover_inputs', inputs: leftover }, NO_ENV).effect : null;
+      // Before anything is written (the transaction rolls back): the run does not end, it takes them.
+      if (next?.type === 'take_leftovers') throw new LeftoversArrived(next.inputs);
       if (inTx) await inTx();
       await this.runs.save(run, { message, settleSession: settleAt });
       if (endedNow) {
         // Pending approval rows exist only while a call awaits approval (Run.endedAwaitingApproval).
         if (run.endedAwaitingApproval) await this.approvals.gate?.closeForRun(run.id, run.status === 'expired' ? 'expired' : 'cancelled');
         if (!settleAt) {
-          const next = await this.runs.findActiveInSession(run.owner.sessionId);
-          await this.sessions.setActiveRun(run.owner.sessionId, next, new Date());
+          const active = await this.runs.findActiveInSession(run.owner.sessionId);
+          await this.sessions.setActiveRun(run.owner.sessionId, active, new Date());
         }
-        // Input steered to it that it did not take: the decider says what becomes of it.
-        const leftover = others.inbox.filter((i) => !taken.includes(i.message_id));
-        const next = decide(run.propsForPersistence(), { type: 'leftover_inputs', inputs: leftover }, NO_ENV).effect;
-        if (next.type === 'queue_follow_up') await this.queueFollowUp(run, next.run);
-        if (next.type === 'reject_inputs') await this.rejectInputs(run, next.inputs);
+        if (next?.type === 'queue_follow_up') await this.queueFollowUp(run, next.run);
+        if (next?.type === 'reject_inputs') await this.rejectInputs(run, next.inputs);
         // The session's next run may start now: wake the worker (it also polls).
-        if (others.othersActive || next.type === 'queue_follow_up') this.uow.afterCommit(() => this.signals.workAvailable());
+        if (others.othersActive || next?.type === 'queue_follow_up') this.uow.afterCommit(() => this.signals.workAvailable());
       }
     });
   }

@@ -774,24 +774,49 @@ const TABLE: Row[] = [
     then: [],
     effect: { type: 'none' },
   },
-  // ---- FIFO follow-up: ALL leftovers of an ended run, in commit order, into ONE run
+  // ---- input that arrives as a run ends: taken by another turn of the same run while it may go on
   {
-    name: 'one leftover of an ended run becomes one follow-up run',
+    name: 'one input steered as a completed run was ending (steps left): the run goes on and takes it, no follow-up',
     given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_x')] },
+    then: [],
+    effect: { type: 'take_leftovers', inputs: [input('msg_x')] },
+  },
+  {
+    name: '51 leftovers of a completed run with steps left: all taken by its next turn, in commit order, none repeated',
+    given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [...FIFTY, input('msg_y'), input('msg_l3')] },
+    then: [],
+    effect: { type: 'take_leftovers', inputs: [...FIFTY, input('msg_y')] },
+  },
+  {
+    name: 'a run that failed with steps left does not go on: its leftovers go to ONE follow-up run',
+    given: [started, turn(), ended(), { type: 'finished', status: 'failed', error: { code: 'model_error', message: 'x' }, at: T0 }],
+    when: { type: 'leftover_inputs', inputs: [input('msg_x'), input('msg_y')] },
+    then: [],
+    effect: { type: 'queue_follow_up', run: { first: input('msg_x'), rest: [input('msg_y')] } },
+  },
+  // ---- FIFO follow-up: ALL leftovers of a run that may not go on, in commit order, into ONE run
+  {
+    name: 'one leftover of a run that completed its last step becomes one follow-up run',
+    given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    limits: { max_steps: 1 },
     when: { type: 'leftover_inputs', inputs: [input('msg_x')] },
     then: [],
     effect: { type: 'queue_follow_up', run: { first: input('msg_x'), rest: [] } },
   },
   {
-    name: 'two leftovers go into ONE follow-up run, in commit order (the first its user message)',
+    name: 'two leftovers of a run with no step left go into ONE follow-up run, in commit order (the first its user message)',
     given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    limits: { max_steps: 1 },
     when: { type: 'leftover_inputs', inputs: [input('msg_x'), input('msg_y')] },
     then: [],
     effect: { type: 'queue_follow_up', run: { first: input('msg_x'), rest: [input('msg_y')] } },
   },
   {
-    name: '50 leftovers go into ONE follow-up run, in commit order, none dropped or repeated',
+    name: '50 leftovers of a run with no step left go into ONE follow-up run, in commit order, none dropped or repeated',
     given: [started, turn(), ended(), { type: 'finished', status: 'completed', at: T0 }],
+    limits: { max_steps: 1 },
     when: { type: 'leftover_inputs', inputs: [...FIFTY, input('msg_l3')] },
     then: [],
     effect: { type: 'queue_follow_up', run: { first: FIFTY[0], rest: FIFTY.slice(1) } },

@@ -229,6 +229,11 @@ export type Effect =
   | { type: 'queue_follow_up'; run: FollowUpRun }
   /** The input an ended run left will never be taken: its receipts say `rejected` (see `decideLeftovers`). */
   | { type: 'reject_inputs'; inputs: SteeredInput[] }
+  /**
+   * The run's end is not committed: it takes the input that arrived before it could end in another
+   * turn (see `decideLeftovers`). The executor retracts the end and decides its turn again with them.
+   */
+  | { type: 'take_leftovers'; inputs: SteeredInput[] }
   /** Nothing to do (a repeated cancel, a steer already known). */
   | { type: 'none' };
 
@@ -750,20 +755,32 @@ function pauseOf(e: RunEvent): RunPause | null {
  * Null when nothing is left over.
  */
 export function followUpRun(leftover: readonly SteeredInput[]): FollowUpRun | null {
-  const seen = new Set<string>();
-  const ordered = leftover.filter((i) => !seen.has(i.message_id) && seen.add(i.message_id) !== undefined);
+  const ordered = onceEach(leftover);
   if (ordered.length === 0) return null;
   const [first, ...rest] = ordered;
   return { first, rest };
 }
 
+/** The inputs in their order, an input listed twice once. */
+function onceEach(inputs: readonly SteeredInput[]): SteeredInput[] {
+  const seen = new Set<string>();
+  return inputs.filter((i) => !seen.has(i.message_id) && seen.add(i.message_id) !== undefined);
+}
+
 /**
- * What becomes of the input an ended run did not take: one follow-up run for all of it (see
- * `followUpRun`). A run that has not ended (waiting, cancelling) keeps its inbox for its next turn.
+ * What becomes of the input an ended run did not take. A run that just COMPLETED (its last turn
+ * asked for no tool) with steps left does not end: the input steered while it was ending is taken
+ * by another turn of the same run (`take_leftovers`: the end is retracted before it commits), as
+ * input steered during the turn is. So under continuous input a run keeps taking it until it may
+ * not (a limit, a failure, a cancel); only then do its leftovers go to ONE follow-up run (see
+ * `followUpRun`), which takes what arrives while it runs the same way. A run that has not ended
+ * (waiting, cancelling) keeps its inbox for its next turn.
  */
 function decideLeftovers(s: RunState, leftover: readonly SteeredInput[]): Decision {
   // The owner's access was revoked: a follow-up run would fail the same way; nothing is taken.
   if (isTerminal(s.status) && s.error?.code === 'access_revoked' && leftover.length > 0) return { events: [], effect: { type: 'reject_inputs', inputs: [...leftover] } };
+  const mayGoOn = s.status === 'completed' && s.stepCount < s.limits.max_steps;
+  if (mayGoOn && leftover.length > 0) return { events: [], effect: { type: 'take_leftovers', inputs: onceEach(leftover) } };
   const run = isTerminal(s.status) ? followUpRun(leftover) : null;
   return { events: [], effect: run ? { type: 'queue_follow_up', run } : { type: 'none' } };
 }

@@ -35,6 +35,24 @@ describe('Run aggregate: decisions applied, their public events recorded, commit
     expect(canMove(from, to)).toBe(legal);
   });
 
+  it('a decision retracted to its mark leaves the run as before it (state, unsaved events, version); a mark does not outlive a commit', () => {
+    const r = newRun();
+    r.decide(tick, env());
+    const before = r.mark();
+    const state = r.snapshot();
+    const unsaved = r.unsavedEvents.length;
+    r.decide(cancel, env());
+    expect(r.status).not.toBe(state.status);
+    r.retract(before);
+    expect(r.snapshot()).toEqual(state);
+    expect(r.unsavedEvents).toHaveLength(unsaved);
+    saved(r);
+    const m = r.mark();
+    r.decide(cancel, env());
+    saved(r);
+    expect(() => r.retract(m)).toThrow('a run cannot retract past a commit');
+  });
+
   it('given a queued run, when ticked, then run.started is recorded, the status is running and the deadline runs from then', () => {
     const r = newRun();
     r.decide(tick, env());

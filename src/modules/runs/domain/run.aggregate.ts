@@ -23,6 +23,8 @@ export class Run {
   private endedWithOpenApproval = false;
   /** Set by the claim of a queued run whose owner no longer has a valid key (see `decideStart`). */
   private ownerAccessRevoked = false;
+  /** Commits so far (`markSaved`): a `mark` is good only until the next one. */
+  private saves = 0;
 
   private constructor(
     private current: RunState,
@@ -144,6 +146,7 @@ export class Run {
     savedSpend = this.spent.length,
   ): void {
     this.loadedVersion = this.version_;
+    this.saves++;
     this.dirty = false;
     this.events = this.events.slice(savedEvents);
     this.taken = this.taken.slice(savedTaken);
@@ -194,6 +197,40 @@ export class Run {
   }
 
   /**
+   * A point to go back to (`retract`): what the run is and has not saved yet. Cheap: decider states
+   * are never changed in place (`evolve` makes a new one), so the state is kept by reference.
+   */
+  mark(): RunMark {
+    return {
+      current: this.current,
+      events: this.events.length,
+      taken: this.taken.length,
+      statusChanges: this.statusChanges.length,
+      spent: this.spent.length,
+      dirty: this.dirty,
+      version: this.version_,
+      endedWithOpenApproval: this.endedWithOpenApproval,
+      saves: this.saves,
+    };
+  }
+
+  /**
+   * Undoes the decisions made since `mark`, none of them committed. For an end that its commit
+   * refused (the decider's `take_leftovers`).
+   */
+  retract(m: RunMark): void {
+    if (this.saves !== m.saves) throw new Error('a run cannot retract past a commit');
+    this.current = m.current;
+    this.events = this.events.slice(0, m.events);
+    this.taken = this.taken.slice(0, m.taken);
+    this.statusChanges = this.statusChanges.slice(0, m.statusChanges);
+    this.spent = this.spent.slice(0, m.spent);
+    this.dirty = m.dirty;
+    this.version_ = m.version;
+    this.endedWithOpenApproval = m.endedWithOpenApproval;
+  }
+
+  /**
    * The claim found that the owner of this queued run no longer has a valid key: its start fails
    * `access_revoked` (the decider's rule). Only for the claimed instance (a reload re-checks
    * nothing: the run then starts as usual, as it would have a moment earlier).
@@ -225,4 +262,17 @@ export class Run {
       this.current.updatedAt = new Date(now);
     }
   }
+}
+
+/** See `Run.mark`. */
+export interface RunMark {
+  readonly current: RunState;
+  readonly events: number;
+  readonly taken: number;
+  readonly statusChanges: number;
+  readonly spent: number;
+  readonly dirty: boolean;
+  readonly version: number;
+  readonly endedWithOpenApproval: boolean;
+  readonly saves: number;
 }

@@ -9,10 +9,11 @@ import { MessageRepository } from '../../sessions/domain/message.repository';
 import { newTestRun, testEnv } from '../../../../test/helpers/run-fixture';
 import { ApplyToRun } from '../application/apply-to-run';
 import { ApprovalsPort } from '../application/approvals-port';
-import { RunPersistence } from '../application/run-persistence';
+import { LeftoversArrived, RunPersistence } from '../application/run-persistence';
 import { RunSignals } from '../application/run-signals';
 import { ApprovalGate, ApprovalToOpen } from '../domain/approval-gate';
-import { Run, RunProps } from '../domain/run.aggregate';
+import { Run, RunProps, SteeredInput } from '../domain/run.aggregate';
+import { decide } from '../domain/run-decider';
 import { RunRepository } from '../domain/run.repository';
 import { LeaseKeeper } from './lease-keeper';
 import { ModelTurnEffect } from './model-turn.effect';
@@ -53,16 +54,32 @@ class Store {
     return this.rows.get(id)!;
   }
 
-  /** RunPersistence.save / saveWithMessage: one guarded commit. */
+  /** RunPersistence.save / saveWithMessage: one guarded commit (an ending one asks the decider about the stored inbox first, as the real one does). */
   readonly persistence = {
     save: async (run: Run, inTx?: () => Promise<void>) => {
+      this.refuseEndWithLeftovers(run);
       if (inTx) await inTx();
       this.commit(run);
     },
     saveWithMessage: async (run: Run, message: MessageWrite) => {
+      this.refuseEndWithLeftovers(run);
       this.commit(run, message);
     },
   };
+
+  /** A steer committed without a signal (as one landing after the run's last read of its inbox). */
+  steerQuietly(input: SteeredInput, id = 'run_1'): void {
+    const row = this.rows.get(id)!;
+    row.inbox = [...row.inbox, input];
+    this.addMessage({ id: input.message_id, tenantId: 't', subjectId: 's', sessionId: 'sess_1', runId: id, role: 'user', status: 'completed', content: [{ type: 'text', text: 'more' }], metadata: {} });
+  }
+
+  private refuseEndWithLeftovers(run: Run): void {
+    if (!run.isTerminal) return;
+    const leftover = this.rows.get(run.id)!.inbox.filter((i) => !run.takenInputs.includes(i.message_id));
+    const next = decide(run.propsForPersistence(), { type: 'leftover_inputs', inputs: leftover }, testEnv()).effect;
+    if (next.type === 'take_leftovers') throw new LeftoversArrived(next.inputs);
+  }
 
   /** RunRepository: what the executor reads. */
   readonly runs = {
@@ -218,6 +235,31 @@ describe('RunLoop (with the executor, the lease keeper and the writer) over fake
     const answer = t.store.messages.get(row.finalMessageId!)!;
     expect(answer).toMatchObject({ role: 'assistant', status: 'completed', content: [{ type: 'text', text: 'Hello there' }] });
     expect(t.models.requests[0]).toMatchObject({ instructions: 'be brief', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+  });
+
+  it('input steered as the run was ending (after its last read of the inbox): the end is retracted, the same run takes it in another turn and then completes', async () => {
+    let steered = false;
+    const turn: Turn = async function* () {
+      yield { type: 'text_delta', text: steered ? 'second' : 'first' };
+      yield { type: 'usage', input_tokens: 10, output_tokens: 2 };
+      if (!steered) {
+        steered = true;
+        t.store.steerQuietly({ message_id: 'msg_late', accepted_at: new Date().toISOString(), model: 'scripted', limits: t.run.limits, metadata: {} });
+      }
+    };
+    const t = executorWith({ turns: [turn] });
+
+    await expect(t.executor.execute(t.run)).resolves.toBe('finished');
+
+    // The first turn's end commits without the run's end; the second turn takes the input and ends the run.
+    expect(t.models.requests).toHaveLength(2);
+    expect(t.store.commits.filter((c) => c.includes('run.finished'))).toHaveLength(1);
+    expect(t.store.events.filter((e) => e === 'run.input')).toHaveLength(1);
+    expect(t.store.events.indexOf('run.input')).toBeGreaterThan(t.store.events.indexOf('message.completed'));
+    const row = t.store.row();
+    expect(row).toMatchObject({ status: 'completed', stepCount: 2, inbox: [] });
+    expect(row.state.inputs.map((i) => i.message_id)).toEqual(['msg_late']);
+    expect(t.store.messages.get(row.finalMessageId!)!.content).toEqual([{ type: 'text', text: 'second' }]);
   });
 
   it('a tool call, then the answer: the tool runs once with its side-effect key, its result reaches the next turn, the run completes', async () => {

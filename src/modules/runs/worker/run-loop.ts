@@ -2,6 +2,7 @@ import { Injectable, Optional } from '@nestjs/common';
 import { SpendGate } from '../../usage/domain/spend';
 import { AgentDirectory } from '../../agents/domain/agent-definition';
 import { ApprovalsPort } from '../application/approvals-port';
+import { LeftoversArrived } from '../application/run-persistence';
 import { Run } from '../domain/run.aggregate';
 import { Decision, Observation, QuotaStatus } from '../domain/run-decider';
 import { RunRepository } from '../domain/run.repository';
@@ -94,7 +95,18 @@ export class RunLoop {
         // Input steered while the model answered: known to the decider before it decides the turn's end.
         if (ex.steered) await this.takeSteered(run, ex);
         // The turn's spend (model_spend) rides on this commit: the repository writes the aggregate's unsaved spend.
-        return turn.writes.end(run.decide(turn.observed(), this.env.of(run, ex)));
+        for (;;) {
+          const before = run.mark();
+          try {
+            return await turn.writes.end(run.decide(turn.observed(), this.env.of(run, ex)));
+          } catch (err) {
+            if (!(err instanceof LeftoversArrived)) throw err;
+            // Input arrived as the run was ending (the decider's take_leftovers): the end is
+            // retracted and the turn decided again with it, so the run goes on and takes it.
+            run.retract(before);
+            run.decide({ type: 'input_steered', inputs: err.inputs }, this.env.of(run, ex));
+          }
+        }
       }
       case 'run_tool': {
         // The call's attempts (retries of retryable failures) until the decider says otherwise.

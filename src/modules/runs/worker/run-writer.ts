@@ -4,7 +4,7 @@ import { jsonbOrdered } from '../../../common/database/jsonb';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { ContentPart, ModelMessage } from '../../agents/domain/model-provider';
 import { MessageStatus, MessageWrite } from '../../sessions/domain/message';
-import { RunPersistence } from '../application/run-persistence';
+import { LeftoversArrived, RunPersistence } from '../application/run-persistence';
 import { Run } from '../domain/run.aggregate';
 import { Decision, toolResultContent } from '../domain/run-decider';
 import { DeltaBuffer } from './delta-buffer';
@@ -152,7 +152,13 @@ export class TurnWrites {
 
   private write(status: MessageStatus, content: ContentPart[]): Promise<boolean> {
     const next = (this.written ?? Promise.resolve(true)).then((ok) => (ok ? this.persist(status, content) : false));
-    this.written = next;
+    // An end refused for leftovers wrote nothing: the turn's writes go on as before it (its end is decided again).
+    const chain = next.catch((err: unknown) => {
+      if (err instanceof LeftoversArrived) return true;
+      throw err;
+    });
+    chain.catch(() => undefined); // the caller of this write gets the failure (`next`)
+    this.written = chain;
     return next;
   }
 
