@@ -60,7 +60,7 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     const s = await t.call(key, 'POST', '/v1/sessions', {});
     expect(s.body.default_concurrency).toBe('steer');
     const sid = s.body.id;
-    const first = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 800 }, { text: 'first' }])) });
+    const first = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 3000 }, { text: 'first' }])) });
     expect(first.status).toBe(202);
     expect(first.body.receipt).toMatchObject({ object: 'input', session_id: sid, message_id: first.body.user_message_id, disposition: 'started', run_id: first.body.run_id, taken_at: null });
     expect(first.body.receipt.id).toMatch(/^inp_/);
@@ -97,7 +97,7 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     expect((await t.call(key, 'GET', '/v1/inputs/inp_nope')).status).toBe(404);
     // A session created with reject keeps answering 409 session_busy (no receipt written).
     const rejecting = await createSession(t, key, { default_concurrency: 'reject' });
-    const r1 = await startRun(t, key, rejecting, { input: userInput(script([{ sleep_ms: 800 }, { text: 'x' }])) });
+    const r1 = await startRun(t, key, rejecting, { input: userInput(script([{ sleep_ms: 3000 }, { text: 'x' }])) });
     const busy = await startRun(t, key, rejecting, { input: userInput('no') });
     expect(busy.status).toBe(409);
     expect(busy.body.error.code).toBe('session_busy');
@@ -155,7 +155,7 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     const s = await t.call(key, 'POST', '/v1/sessions', {});
     expect(s.body.work_status).toBe('idle');
     const sid = s.body.id;
-    const slow = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 800 }, { text: 'x' }])) });
+    const slow = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 3000 }, { text: 'x' }])) });
     await waitForRun(t, key, slow.body.run_id, (r) => r.status === 'running');
     expect(await workStatus(sid)).toBe('running');
     expect(await listed('running')).toContain(sid);
@@ -201,7 +201,7 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     expect(await workStatus(sid)).toBe('expired');
     expect(await openAiStatus(sid)).toBe('failed');
     // The next run starts: the last outcome no longer shows.
-    const next = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 500 }, { text: 'x' }])) });
+    const next = await startRun(t, key, sid, { input: userInput(script([{ sleep_ms: 2000 }, { text: 'x' }])) });
     await waitForRun(t, key, next.body.run_id, (r) => r.status === 'running');
     expect(await workStatus(sid)).toBe('running');
     await waitForRun(t, key, next.body.run_id, isTerminal);
@@ -285,7 +285,7 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     const client = new OpenAI({ baseURL: `${t.url}/openai/v1`, apiKey: key, maxRetries: 0 });
     const s: any = await client.beta.agents.sessions.create({ agent_id: 'assistant', environment: { type: 'none' } } as any);
     const message = (text: string) => ({ type: 'agent.session.input.message' as const, input: [{ role: 'user' as const, content: [{ type: 'input_text' as const, text }] }] });
-    const receipt: any = await client.beta.agents.sessions.events.create(s.id, { events: [message(script([{ sleep_ms: 500 }, { text: 'hi' }]))], 'Idempotency-Key': `oa-${Date.now()}` } as any);
+    const receipt: any = await client.beta.agents.sessions.events.create(s.id, { events: [message(script([{ sleep_ms: 3000 }, { text: 'hi' }]))], 'Idempotency-Key': `oa-${Date.now()}` } as any);
     expect(receipt).toMatchObject({ object: 'input', session_id: s.id, disposition: 'started' });
     expect(receipt.id).toMatch(/^inp_/);
     expect(await receiptOf(receipt.id)).toMatchObject({ id: receipt.id, run_id: receipt.run_id });
