@@ -2,7 +2,12 @@ import type { ModelMessage } from '../../agents/domain/model-provider';
 import type { ResolvedAgent } from '../../agents/domain/agent-definition';
 
 /** Why the loop stopped executing a run on this node. */
-export type Exit = 'finished' | 'waiting' | 'lease_lost';
+/**
+ * `interrupted`: the database could not be reached mid-run (a pool wait, a dropped connection, a
+ * query timeout); this node stopped as if it had crashed, and the run resumes elsewhere or here
+ * once its lease runs out (recovery), instead of being failed by a transient outage.
+ */
+export type Exit = 'finished' | 'waiting' | 'lease_lost' | 'interrupted';
 
 /** This node may no longer write the run (lease lost, run deleted, node shutting down): stop without writing. */
 export class LeaseLost extends Error {}

@@ -353,6 +353,37 @@ describe('RunLoop (with the executor, the lease keeper and the writer) over fake
     expect(t.failed).toEqual([]);
   });
 
+  it('an unreachable database (pool wait timed out) interrupts the run without failing it: it stays running for recovery', async () => {
+    const t = executorWith({ turns: [text('Hello there')] });
+    const save = t.store.persistence.saveWithMessage;
+    let refused = 0;
+    t.store.persistence.saveWithMessage = async (run, message) => {
+      if (run.isTerminal && refused++ === 0) throw new Error('timeout exceeded when trying to connect');
+      return save(run, message);
+    };
+
+    await expect(t.executor.execute(t.run)).resolves.toBe('interrupted');
+
+    expect(refused).toBe(1);
+    expect(t.failed).toEqual([]);
+    expect(t.store.commits).toEqual([['run.started']]);
+    expect(t.store.row()).toMatchObject({ status: 'running' });
+    // Claimed again (the lease ran out): the run resumes from its last commit and completes.
+    await expect(t.executor.execute(Run.restore(structuredClone(t.store.row())))).resolves.toBe('finished');
+    expect(t.store.row()).toMatchObject({ status: 'completed' });
+  });
+
+  it('any other unexpected error fails the run (failed_unexpectedly)', async () => {
+    const t = executorWith({ turns: [text('Hello there')] });
+    t.store.persistence.saveWithMessage = async () => {
+      throw new Error('a bug');
+    };
+
+    await expect(t.executor.execute(t.run)).resolves.toBe('finished');
+
+    expect(t.failed).toEqual(['run_1']);
+  });
+
   it('a lost lease aborts the model call and stops the loop without writing', async () => {
     let t!: ReturnType<typeof executorWith>;
     let committedWhenLost = -1;
