@@ -51,6 +51,8 @@ export interface AgentDefinition {
   model: string;
   instructions: string;
   tools: ToolEntry[];
+  /** Agents this one may hand the run to (CONTRACT 16); their versions are pinned as `transfer_to_<id>` tools. */
+  handoffs?: string[];
 }
 
 /** An agent version with its tools resolved, as sessions pin it and runs use it. */
@@ -85,12 +87,14 @@ export interface AgentVersionInput {
   model?: string;
   instructions?: string;
   tools: unknown[];
+  handoffs?: unknown;
 }
 
 export interface InlineAgentConfig {
   model?: string;
   instructions?: string;
   tools?: unknown[];
+  handoffs?: unknown;
 }
 
 export interface PreparedAgentVersion {
@@ -99,7 +103,36 @@ export interface PreparedAgentVersion {
   model: string;
   instructions: string;
   entries: ToolEntry[];
+  /** With one `transfer_to_<id>` tool per handoff target (pinned version). */
   resolvedTools: AgentTool[];
+}
+
+/** The tool name the model calls to hand the run to `agentId` (CONTRACT 16). */
+export const HANDOFF_PREFIX = 'transfer_to_';
+
+/** The `transfer_to_<id>` tool of a handoff target, pinned with the version that lists it. */
+export function handoffTool(target: Pick<ResolvedAgent, 'id' | 'version' | 'model' | 'description'>): AgentTool {
+  return {
+    name: `${HANDOFF_PREFIX}${target.id}`,
+    description: `Hands the conversation to the agent "${target.id}"${target.description ? ` (${target.description})` : ''}: it continues with the whole history.`,
+    parameters: { type: 'object', properties: { reason: { type: 'string', maxLength: 2000, description: 'Why the conversation is handed over.' } }, additionalProperties: false },
+    risk: 'auto',
+    visibility: 'public',
+    idempotent: true,
+    executor: 'server',
+    timeoutMs: 5_000,
+    binding: { kind: 'handoff', agent_id: target.id, version: target.version, model: target.model },
+  };
+}
+
+/** The agents a version may hand off to (its pinned `transfer_to_` tools), in listed order. */
+export function handoffsOf(a: Pick<ResolvedAgent, 'resolvedTools'>): Array<{ id: string; version: string }> {
+  return a.resolvedTools.flatMap((t) => (t.binding.kind === 'handoff' ? [{ id: t.binding.agent_id, version: t.binding.version }] : []));
+}
+
+/** Whether a version can hand off at all (only such runs pay for the handoff reads). */
+export function canHandOff(a: Pick<ResolvedAgent, 'resolvedTools'> | null | undefined): boolean {
+  return !!a && a.resolvedTools.some((t) => t.binding.kind === 'handoff');
 }
 
 /**

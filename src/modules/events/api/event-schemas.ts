@@ -117,6 +117,12 @@ export const EVENT_DATA_SCHEMAS: Record<DocumentedEventType, SchemaObject> = {
     tool_call_id: ids.toolCall,
     expires_at: dateTime('Unanswered until then (INPUT_TTL_MS), the run is `expired`.'),
   }),
+  'agent.handoff': obj({
+    from_agent: str('The agent that handed the run over.', 'triage_agent'),
+    to_agent: str("The agent in control from here on: the version the handing agent pinned (the Run's `current_agent`), with its instructions, model and tools; the history is kept.", 'billing_agent'),
+    reason: { type: 'string', nullable: true, description: 'The `reason` the model gave, if any.', example: 'a refund question' },
+    tool_call_id: ids.toolCall,
+  }),
   'run.resumed': obj({ status: { type: 'string', enum: ['running'] } }),
   'run.cancel_requested': obj({ requested_by: str('The subject that asked for the cancel.', 'user_dev') }),
   'run.input': obj({ message_id: str('The steered user message this run took into its next model turn.', 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E') }),

@@ -6,6 +6,7 @@ export const RUN_EVENT_TYPES = [
   'run.cancel_requested',
   'run.input',
   'run.input_requested',
+  'agent.handoff',
   'message.started',
   'message.delta',
   'message.completed',

@@ -1,7 +1,7 @@
 import { DomainError } from '../../../common/errors/domain-error';
 import { newTestRun } from '../../../../test/helpers/run-fixture';
 import { DEFAULT_LIMITS, PendingToolCall, RunState, SteeredInput } from './run-state';
-import { admit, ConcurrencyMode, decide, DecideEnv, Effect, evolve, NextCallEstimate, Observation, QuotaStatus, RunEvent, ToolFacts, toolRetryDelayMs } from './run-decider';
+import { admit, ConcurrencyMode, decide, DecideEnv, Effect, evolve, HandoffTarget, NextCallEstimate, Observation, QuotaStatus, RunEvent, ToolFacts, toolRetryDelayMs } from './run-decider';
 
 /**
  * The loop's rules as tables: given(events).when(observation).then(events, effect). The state a
@@ -18,6 +18,7 @@ const TOOLS: Record<string, ToolFacts> = {
   wait: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
   wait_until: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
   hook_tool: { risk: 'auto', executor: 'server', idempotent: true, callback_timeout_ms: 60_000 },
+  transfer_to_billing_agent: { risk: 'auto', executor: 'server', idempotent: true, handoff: { id: 'billing_agent', version: '3', model: 'scripted-billing' } },
 };
 const HASH = 'a'.repeat(64);
 
@@ -98,6 +99,8 @@ interface Row {
   quota?: QuotaStatus;
   /** The claim's access re-check of a queued run (false: the owner's key was revoked). */
   ownerAccess?: boolean;
+  /** The agent in control when the session's previous run ended (a queued run whose agent can hand off). */
+  lastAgent?: HandoffTarget | null;
   /** Expected events: a prefix-free list of types, or (for detail) the events themselves. */
   then: Array<RunEvent['type'] | Partial<RunEvent>>;
   effect: Partial<Effect>;
@@ -558,6 +561,78 @@ const TABLE: Row[] = [
     state: (s) => expect(evolve(s, turn('msg_t')).state.inputs).toEqual([{ message_id: 'msg_st', before: 'msg_t' }]),
   },
 
+  // ---- handoffs (CONTRACT 16)
+  {
+    name: 'transfer_to_<agent> completes at once and hands the run to the pinned target (its model; the turn that asked was the step)',
+    given: [started, turn(), ended(), requested(call('transfer_to_billing_agent', 'call_1', { reason: 'a refund' }))],
+    when: { type: 'tick' },
+    then: [
+      { type: 'tool_started', tool_call_id: 'call_1', attempt: 1 },
+      { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: true, result: { handed_off_to: { id: 'billing_agent', version: '3' } } } },
+      { type: 'handed_off', tool_call_id: 'call_1', from: { id: 'a', version: '1' }, to: { id: 'billing_agent', version: '3' }, model: 'scripted-billing', reason: 'a refund' },
+    ],
+    effect: { type: 'continue' },
+    state: (s) => {
+      expect([s.status, s.stepCount, s.model, s.state.current_agent, s.agent]).toEqual(['running', 1, 'scripted-billing', { id: 'billing_agent', version: '3' }, { id: 'a', version: '1' }]);
+      // The next step is the target's model turn (after the turn's calls are cleared).
+      const next = decide(evolve(s, { type: 'pending_cleared' }), { type: 'tick' }, env());
+      expect(next.effect).toMatchObject({ type: 'call_model' });
+    },
+  },
+  {
+    name: 'a handoff does not run the other calls of its turn: each fails handed_off for the model to read',
+    given: [started, turn(), ended(), requested(call('transfer_to_billing_agent', 'call_1'), call('get_time', 'call_2'))],
+    when: { type: 'tick' },
+    then: [
+      'tool_started',
+      { type: 'tool_finished', tool_call_id: 'call_1' },
+      { type: 'tool_finished', tool_call_id: 'call_2', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'handed_off' }) } as never },
+      { type: 'handed_off', reason: null },
+    ],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'a transfer_to_ name the agent in control does not list is a tool error shown to the model; the run goes on',
+    given: [started, turn(), ended(), requested(call('transfer_to_nobody', 'call_1'))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'handoff_not_allowed' }) } as never }],
+    effect: { type: 'continue' },
+    state: (s) => expect([s.status, s.state.current_agent]).toEqual(['running', undefined]),
+  },
+  {
+    name: 'max_steps is per run, not per agent: after a handoff the target gets only the steps left',
+    limits: { max_steps: 1 },
+    given: [
+      started,
+      turn(),
+      ended(),
+      requested({ ...call('transfer_to_billing_agent'), status: 'completed' }),
+      { type: 'handed_off', tool_call_id: 'call_1', from: { id: 'support_agent', version: '1' }, to: { id: 'billing_agent', version: '3' }, model: 'm', reason: null },
+      { type: 'pending_cleared' },
+    ],
+    when: { type: 'tick' },
+    then: [finishedWith('terminated', { reason: 'max_steps' })],
+    effect: { type: 'finish' },
+  },
+  {
+    name: "a run starts with the agent that had control of its session last (its pinned model)",
+    given: [],
+    lastAgent: { id: 'billing_agent', version: '3', model: 'scripted-billing' },
+    when: { type: 'tick' },
+    then: [{ type: 'started', agent: { id: 'billing_agent', version: '3', model: 'scripted-billing' } }],
+    effect: { type: 'continue' },
+    state: (s) => expect([s.status, s.state.current_agent, s.model]).toEqual(['running', { id: 'billing_agent', version: '3' }, 'scripted-billing']),
+  },
+  {
+    name: "a run whose session's last agent is its own starts as it is",
+    given: [],
+    lastAgent: { id: 'a', version: '1', model: 'scripted' },
+    when: { type: 'tick' },
+    then: [{ type: 'started' }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.current_agent).toBeUndefined(),
+  },
+
   // ---- pauses (CONTRACT 17): ask_user, timers, callbacks, quota
   {
     name: 'ask_user pauses the run for input (tool.started + run.input_requested), expiring after INPUT_TTL',
@@ -885,7 +960,7 @@ const TABLE: Row[] = [
 describe('run decider: given(events).when(observation).then(events, effect)', () => {
   it.each(TABLE.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const state = given(row.given, initial(row.limits));
-    const d = decide(state, row.when, env(row.now, row.next, row.quota, row.ownerAccess));
+    const d = decide(state, row.when, { ...env(row.now, row.next, row.quota, row.ownerAccess), ...(row.lastAgent !== undefined ? { lastAgent: row.lastAgent } : {}) });
     expect(d.events).toHaveLength(row.then.length);
     row.then.forEach((t, i) => expect(d.events[i]).toMatchObject(typeof t === 'string' ? { type: t } : t));
     expect(d.effect).toMatchObject(row.effect);

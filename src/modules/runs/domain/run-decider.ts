@@ -2,7 +2,8 @@ import { addAmounts, callCost, compareAmounts, TokenPrice } from '../../usage/do
 import { DomainError } from '../../../common/errors/domain-error';
 import type { ContentPart } from '../../agents/domain/model-provider';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
-import type { PendingToolCall, RunPause, RunState, RunUsage, SteeredInput } from './run-state';
+import { HANDOFF_PREFIX } from '../../agents/domain/agent-definition';
+import { AgentRef, currentAgentOf, PendingToolCall, RunPause, RunState, RunUsage, SteeredInput } from './run-state';
 import { canMove, isTerminal, isWaiting, RunError, RunErrorCode, RunStatus, TerminationReason, WaitingStatus } from './run-status';
 
 /**
@@ -27,6 +28,13 @@ export interface ToolFacts {
    * `Callback-Token`, and its result may arrive by callback within this (CONTRACT 17).
    */
   callback_timeout_ms?: number;
+  /** `transfer_to_<agent_id>` (CONTRACT 16): calling it hands the run to this pinned agent version. */
+  handoff?: HandoffTarget;
+}
+
+/** A handoff target as the handing agent's version pinned it (its model comes with it). */
+export interface HandoffTarget extends AgentRef {
+  model: string;
 }
 
 /** The tenant's spend limit as the run sees it before a model call (CONTRACT 17/18). */
@@ -58,6 +66,11 @@ export interface DecideEnv {
    * the run does not start its work (see `decideStart`). Absent: not checked here.
    */
   ownerAccess?: boolean;
+  /**
+   * The agent that had control when the session's previous run ended (CONTRACT 16: the next run
+   * starts with it). Filled only for a queued run whose agent can hand off.
+   */
+  lastAgent?: HandoffTarget | null;
 }
 
 /** The inputs of the pre-call cost check: priced here, so the rule is a table row. */
@@ -96,7 +109,8 @@ const LOOP_WINDOW = 3;
 // ---- events -------------------------------------------------------------------------------
 
 export type RunEvent =
-  | { type: 'started'; at: number }
+  /** `agent`: the run starts with the agent that had control of its session last (not its own). */
+  | { type: 'started'; at: number; agent?: HandoffTarget }
   | { type: 'input_received'; input: SteeredInput }
   | { type: 'input_taken'; message_id: string }
   | { type: 'turn_begun'; message_id: string }
@@ -138,6 +152,8 @@ export type RunEvent =
   /** The tenant's spend limit is reached before a model call: the run waits for quota. */
   | { type: 'quota_reached'; at: number; resets_at: number; details: Record<string, unknown> }
   | { type: 'resumed' }
+  /** `transfer_to_<agent>` (its call is finished first): the run continues with `to`, its model and tools. */
+  | { type: 'handed_off'; tool_call_id: string; from: AgentRef; to: AgentRef; model: string; reason: string | null }
   | { type: 'cancel_requested'; requested_by: string; at: number }
   | {
       type: 'finished';
@@ -318,7 +334,10 @@ const ACCESS_REVOKED = { code: 'access_revoked' as const, message: "the run's ow
  * `run.finished` is audited like every run event). A run moves to `failed` only from `running`.
  */
 function decideStart(s: RunState, env: DecideEnv): Decision {
-  const started: RunEvent = { type: 'started', at: env.now };
+  // The session's previous run ended with another agent in control: this one starts with it (CONTRACT 16).
+  const last = env.lastAgent;
+  const resumeWith = last && (last.id !== s.agent.id || last.version !== s.agent.version) ? last : null;
+  const started: RunEvent = { type: 'started', at: env.now, ...(resumeWith ? { agent: { ...resumeWith } } : {}) };
   if (env.ownerAccess === false) return { events: [started, finished('failed', env.now, { error: ACCESS_REVOKED })], effect: { type: 'finish' } };
   return { events: [started], effect: { type: 'continue' } };
 }
@@ -384,6 +403,11 @@ function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
     default:
       return { events: [], effect: { type: 'continue' } };
   }
+  // A `transfer_to_` name the agent in control does not list: a tool error the model reads (CONTRACT 16).
+  if (!facts && p.tool_name.startsWith(HANDOFF_PREFIX)) {
+    const message = `"${p.tool_name.slice(HANDOFF_PREFIX.length)}" is not an agent that "${currentAgentOf(s).id}" can hand off to`;
+    return finishCall(s, p, { ok: false, error: { code: 'handoff_not_allowed', message, retryable: false } }, 0, env, { not_started: true });
+  }
   if (p.rejection) {
     const by = p.rejection.decided_by;
     const why = p.rejection.reason ? `: ${p.rejection.reason}` : '';
@@ -409,9 +433,33 @@ function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
     };
   }
   if (facts && s.usage.tool_calls >= s.limits.max_tool_calls) return { events: [finished('terminated', env.now, { reason: 'tool_budget' })], effect: { type: 'finish' } };
+  if (facts?.handoff) return handOff(s, p, facts.handoff, env);
   if (facts?.pause === 'input') return pauseForInput(s, p, env);
   if (facts?.pause === 'timer') return pauseOnTimer(s, p, env);
   return startTool(p, facts, 0, env);
+}
+
+/**
+ * `transfer_to_<agent>` (CONTRACT 16): the call completes at once, the current agent's turn ends
+ * and the run continues with the target's pinned instructions, model and tools (the history is
+ * kept). The other calls of that turn are not run (the agent that asked for them no longer has
+ * control): each fails `handed_off` for the model to read. The turn that asked was the step.
+ */
+function handOff(s: RunState, p: PendingToolCall, to: HandoffTarget, env: DecideEnv): Decision {
+  const args = (p.arguments ?? {}) as { reason?: unknown };
+  const reason = typeof args.reason === 'string' && args.reason !== '' ? args.reason : null;
+  const target = { id: to.id, version: to.version };
+  const events: RunEvent[] = [
+    { type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 },
+    { type: 'tool_finished', tool_call_id: p.tool_call_id, result: { ok: true, result: { handed_off_to: target } }, duration_ms: 0, result_message_id: env.newId('msg') },
+  ];
+  const skipped = { code: 'handed_off', message: `not run: the conversation was handed off to "${to.id}"`, retryable: false };
+  for (const q of s.state.pending) {
+    if (q.tool_call_id === p.tool_call_id || q.status !== 'requested') continue;
+    events.push({ type: 'tool_finished', tool_call_id: q.tool_call_id, result: { ok: false, error: skipped }, duration_ms: 0, result_message_id: env.newId('msg'), not_started: true });
+  }
+  events.push({ type: 'handed_off', tool_call_id: p.tool_call_id, from: { ...currentAgentOf(s) }, to: target, model: to.model, reason });
+  return { events, effect: { type: 'continue' } };
 }
 
 /** The waiting status (and `run.waiting` reason) of a call that awaits something. */
@@ -863,8 +911,12 @@ function withState(s: RunState, state: Partial<RunState['state']>, more: Partial
 /** Applies one event. The status machine of CONTRACT section 7 holds here: an illegal move throws. */
 export function evolve(s: RunState, e: RunEvent): RunState {
   switch (e.type) {
-    case 'started':
-      return { ...s, status: moved(s, 'running'), startedAt: new Date(e.at) };
+    case 'started': {
+      const begun: RunState = { ...s, status: moved(s, 'running'), startedAt: new Date(e.at) };
+      return e.agent ? { ...begun, model: e.agent.model, state: { ...s.state, current_agent: { id: e.agent.id, version: e.agent.version } } } : begun;
+    }
+    case 'handed_off':
+      return withState(s, { current_agent: { ...e.to } }, { model: e.model });
     case 'input_received':
       return { ...s, inbox: [...s.inbox, e.input] };
     case 'input_taken':

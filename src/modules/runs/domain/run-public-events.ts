@@ -75,6 +75,13 @@ export function publicEvents(s: RunState, e: RunEvent, next: RunState): NewRunEv
       return [];
     case 'resumed':
       return [{ type: 'run.resumed', data: { status: 'running' } }];
+    case 'handed_off':
+      return [
+        {
+          type: 'agent.handoff',
+          data: { from_agent: e.from.id, to_agent: e.to.id, reason: e.reason, tool_call_id: e.tool_call_id },
+        },
+      ];
     case 'cancel_requested':
       return [{ type: 'run.cancel_requested', data: { requested_by: e.requested_by } }];
     case 'finished':

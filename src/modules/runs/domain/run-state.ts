@@ -86,6 +86,19 @@ export interface LoopState {
   client_tools?: ClientToolSpec[];
   /** Why and until when the run waits (CONTRACT 17), while it waits for input, a callback, a timer or quota. */
   pause?: RunPause | null;
+  /** The agent in control after a handoff (CONTRACT 16); absent: the run's own `agent`. */
+  current_agent?: AgentRef;
+}
+
+/** An agent version: what a run and a handoff name. */
+export interface AgentRef {
+  id: string;
+  version: string;
+}
+
+/** The agent in control of the run: the last handoff's target, else the run's agent. */
+export function currentAgentOf(s: Pick<RunState, 'agent' | 'state'>): AgentRef {
+  return s.state.current_agent ?? s.agent;
 }
 
 export type PauseReason = 'input' | 'callback' | 'timer' | 'quota';

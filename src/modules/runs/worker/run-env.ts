@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../common/clock/clock';
 import { AppConfig } from '../../../common/config/app-config';
 import { newId } from '../../../common/ids/ids';
-import { AgentTool } from '../../agents/domain/agent-definition';
+import { AgentTool, HANDOFF_PREFIX } from '../../agents/domain/agent-definition';
 import { ToolSpec } from '../../agents/domain/model-provider';
 import { ToolRegistry } from '../../agents/domain/tool';
 import { ApprovalsPort } from '../application/approvals-port';
@@ -28,6 +28,8 @@ export class RunEnv {
   toolOf(ex: Execution | undefined, name: string): AgentTool | null {
     const pinned = ex?.agent?.resolvedTools.find((t) => t.name === name);
     if (pinned) return pinned.binding.kind === 'builtin' ? { ...(this.tools.get(name) ?? pinned), binding: pinned.binding } : pinned;
+    // A handoff tool exists only as the agent in control pinned it (CONTRACT 16).
+    if (name.startsWith(HANDOFF_PREFIX)) return null;
     const t = this.tools.get(name);
     return t ? { ...t, binding: { kind: 'builtin' } } : null;
   }
@@ -48,6 +50,7 @@ export class RunEnv {
             idempotent: t.idempotent,
             ...(t.pause ? { pause: t.pause } : {}),
             ...(t.callbackTimeoutMs !== undefined ? { callback_timeout_ms: t.callbackTimeoutMs } : {}),
+            ...(t.binding.kind === 'handoff' ? { handoff: { id: t.binding.agent_id, version: t.binding.version, model: t.binding.model } } : {}),
           };
         }
         // A client tool of this run (declared with its request): the client executes it.

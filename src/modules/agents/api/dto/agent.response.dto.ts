@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AgentView } from '../../application/agent-view';
+import { handoffsOf } from '../../domain/agent-definition';
 
 export class AgentToolDto {
   @ApiProperty({ example: 'create_ticket' }) name!: string;
@@ -14,6 +15,11 @@ export class AgentToolDto {
   @ApiProperty({ enum: ['server', 'client'], example: 'server', description: '`client`: the run waits for `POST /v1/runs/{id}/tool_outputs`.' })
   executor!: 'server' | 'client';
   @ApiPropertyOptional({ type: String, example: 'crm', description: 'mcp tools: the server entry the tool came from.' }) server?: string;
+}
+
+export class AgentHandoffDto {
+  @ApiProperty({ example: 'billing_agent' }) agent_id!: string;
+  @ApiProperty({ example: '1', description: 'The version pinned when this agent version was created.' }) version!: string;
 }
 
 export class AgentResponseDto {
@@ -36,6 +42,11 @@ export class AgentResponseDto {
     ],
   })
   tools!: AgentToolDto[];
+  @ApiProperty({
+    type: [AgentHandoffDto],
+    description: 'Agents this version may hand the run to (CONTRACT 16), with the versions it pinned; the model sees each as the tool `transfer_to_<agent_id>`.',
+  })
+  handoffs!: AgentHandoffDto[];
 }
 
 export class AgentListResponseDto {
@@ -61,9 +72,10 @@ export function toAgentResponse(v: AgentView): AgentResponseDto {
     description: v.description,
     model: v.model,
     created_at: v.createdAt ? v.createdAt.toISOString() : null,
-    tools: v.resolvedTools.map((t) => ({
+    handoffs: handoffsOf(v).map((h) => ({ agent_id: h.id, version: h.version })),
+    tools: v.resolvedTools.filter((t) => t.binding.kind !== 'handoff').map((t) => ({
       name: t.name,
-      type: t.binding.kind,
+      type: t.binding.kind as AgentToolDto['type'],
       description: t.description,
       risk: t.risk,
       visibility: t.visibility,

@@ -49,6 +49,20 @@ export class AgentVersionBodyDto {
   @IsArray()
   @ArrayMaxSize(128)
   tools!: unknown[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 32,
+    example: ['billing_agent'],
+    description:
+      'Agents (of this tenant: file agents or its API agents) this one may hand the run to (CONTRACT 16). Each is pinned at its newest version and offered to the model as a tool ' +
+      '`transfer_to_<agent_id>` `{reason?}`; an unknown id: 400.',
+  })
+  @MayOmit()
+  @IsArray()
+  @ArrayMaxSize(32)
+  @IsString({ each: true })
+  handoffs?: string[];
 }
 
 export class CreateAgentRequestDto extends AgentVersionBodyDto {
