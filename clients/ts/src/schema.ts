@@ -1252,6 +1252,77 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgentHandoffData: {
+            /**
+             * @description The agent that handed the run over.
+             * @example triage_agent
+             */
+            from_agent: string;
+            /**
+             * @description The `reason` the model gave, if any.
+             * @example a refund question
+             */
+            reason: string | null;
+            /**
+             * @description The agent in control from here on: the version the handing agent pinned (the Run's `current_agent`), with its instructions, model and tools; the history is kept.
+             * @example billing_agent
+             */
+            to_agent: string;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        AgentHandoffDto: {
+            /** @example billing_agent */
+            agent_id: string;
+            /**
+             * @description The version pinned when this agent version was created.
+             * @example 1
+             */
+            version: string;
+        };
+        /** @description The `agent.handoff` event. */
+        AgentHandoffEvent: {
+            data: components["schemas"]["AgentHandoffData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent.handoff";
+        };
         AgentListResponseDto: {
             data: components["schemas"]["AgentResponseDto"][];
             /** @example assistant */
@@ -1272,6 +1343,8 @@ export interface components {
             created_at: string | null;
             /** @example Customer support: looks up orders, opens tickets (with human approval) and customers (client-side). */
             description: string;
+            /** @description Agents this version may hand the run to (CONTRACT 16), with the versions it pinned; the model sees each as the tool `transfer_to_<agent_id>`. */
+            handoffs: components["schemas"]["AgentHandoffDto"][];
             /** @example support_agent */
             id: string;
             /**
@@ -2094,6 +2167,13 @@ export interface components {
             /** @example Looks customers up in the CRM and opens refunds. */
             description?: string;
             /**
+             * @description Agents (of this tenant: file agents or its API agents) this one may hand the run to (CONTRACT 16). Each is pinned at its newest version and offered to the model as a tool `transfer_to_<agent_id>` `{reason?}`; an unknown id: 400.
+             * @example [
+             *       "billing_agent"
+             *     ]
+             */
+            handoffs?: string[];
+            /**
              * @description Unique within the tenant and not a file agent id; `[a-z0-9_-]{1,64}`.
              * @example crm_agent
              */
@@ -2147,6 +2227,13 @@ export interface components {
         CreateAgentVersionRequestDto: {
             /** @example Looks customers up in the CRM and opens refunds. */
             description?: string;
+            /**
+             * @description Agents (of this tenant: file agents or its API agents) this one may hand the run to (CONTRACT 16). Each is pinned at its newest version and offered to the model as a tool `transfer_to_<agent_id>` `{reason?}`; an unknown id: 400.
+             * @example [
+             *       "billing_agent"
+             *     ]
+             */
+            handoffs?: string[];
             /**
              * @description If given, must be the id in the path.
              * @example crm_agent
@@ -2386,6 +2473,13 @@ export interface components {
             currency: "USD";
         };
         InlineAgentDto: {
+            /**
+             * @description Agents of this tenant the inline agent may hand the run to (CONTRACT 16): tools `transfer_to_<agent_id>`; an unknown id: 400.
+             * @example [
+             *       "billing_agent"
+             *     ]
+             */
+            handoffs?: string[];
             /** @example Answer in one sentence. */
             instructions?: string;
             /**
@@ -3026,7 +3120,7 @@ export interface components {
             message: string;
         };
         /** @description One event: the same envelope in SSE `data:` lines and in JSON pages, with the `data` of its `type`. Members get the public projection (private tools redacted, secret-looking keys masked); admins the full event. Redaction never drops an event. */
-        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["RunInputRequestedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
+        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["RunInputRequestedEvent"] | components["schemas"]["AgentHandoffEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
         RunEventListResponseDto: {
             /** @description Events in cursor order, each with the `data` of its `type`. */
             data: components["schemas"]["RunEvent"][];
@@ -3312,12 +3406,15 @@ export interface components {
             user_message_id: string;
         };
         RunResponseDto: {
+            /** @description The agent the run was created with (the session's pinned agent). */
             agent: components["schemas"]["RunAgentDto"];
             /**
              * Format: date-time
              * @example 2026-11-30T09:00:00.000Z
              */
             created_at: string;
+            /** @description The agent in control (CONTRACT 16): `agent` until a handoff, then its target; a run starts with the agent that had control of its session last. */
+            current_agent: components["schemas"]["RunAgentDto"];
             error: components["schemas"]["RunErrorDto"] | null;
             final_message_id: string | null;
             /** Format: date-time */
@@ -3338,7 +3435,10 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
-            /** @example scripted */
+            /**
+             * @description The model of the agent in control (after a handoff: the target's pinned model).
+             * @example scripted
+             */
             model: string;
             /** @enum {string} */
             object: "run";
