@@ -25,6 +25,7 @@ function parseDefinition(file: string, raw: unknown): AgentDefinition {
     instructions: typeof d.instructions === 'string' ? d.instructions : '',
     tools: structuredClone(d.tools!),
     ...(d.handoffs?.length ? { handoffs: [...d.handoffs] } : {}),
+    ...(d.subagents ? { subagents: structuredClone(d.subagents) } : {}),
   };
 }
 

@@ -18,6 +18,10 @@ const TOOLS: Record<string, ToolFacts> = {
   wait: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
   wait_until: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
   hook_tool: { risk: 'auto', executor: 'server', idempotent: true, callback_timeout_ms: 60_000 },
+  create_subagent: { risk: 'auto', executor: 'server', idempotent: false, subagent: { op: 'create', agents: [{ id: 'researcher', version: '2' }], max_concurrent: 2 } },
+  send_subagent_input: { risk: 'auto', executor: 'server', idempotent: false, subagent: { op: 'send', agents: null, max_concurrent: 2 } },
+  wait_for_subagents: { risk: 'auto', executor: 'server', idempotent: true, subagent: { op: 'wait', agents: null, max_concurrent: 2 } },
+  close_subagent: { risk: 'auto', executor: 'server', idempotent: true, subagent: { op: 'close', agents: null, max_concurrent: 2 } },
   transfer_to_billing_agent: { risk: 'auto', executor: 'server', idempotent: true, handoff: { id: 'billing_agent', version: '3', model: 'scripted-billing' } },
 };
 const HASH = 'a'.repeat(64);
@@ -82,6 +86,34 @@ const turnOutcome = (o: Partial<Extract<Observation, { type: 'model_turn_ended' 
   aborted: false,
   ...o,
 });
+
+/** Subagents `sess_<n>` (runs `run_<n>`, named `<n>`) started by create_subagent calls of one turn (completed). */
+function children(names: string[]): RunEvent[] {
+  return names.flatMap((n): RunEvent[] => [
+    requested({ ...call('create_subagent', `call_${n}`, { instructions: n }), status: 'completed' }),
+    { type: 'subagent_run_started', tool_call_id: `call_${n}`, subagent: { id: `sess_${n}`, name: n, agent: { id: 'a', version: '1' } }, run_id: `run_${n}`, created: true },
+  ]);
+}
+/** A subagent run's end as reported: 100 input tokens each. */
+const outcome = (n: string, status: 'completed' | 'failed', text: string | null) => ({
+  subagent_id: `sess_${n}`,
+  run_id: `run_${n}`,
+  status,
+  text,
+  usage: { input_tokens: 100, output_tokens: 0, cached_input_tokens: 0, tool_calls: 1 },
+});
+/** A parent waiting (timeout 30 s from T0 + 1000) for the subagents `names`. */
+function waitingFor(names: string[]): RunEvent[] {
+  return [
+    started,
+    turn(),
+    ended(),
+    ...children(names),
+    requested(call('wait_for_subagents', 'call_w', { timeout_ms: 30_000 })),
+    { type: 'subagents_awaited', tool_call_id: 'call_w', subagent_ids: names.map((n) => `sess_${n}`), at: T0 + 1000, until: T0 + 1000 + 30_000 },
+    { type: 'waiting', status: 'waiting_for_subagents', reason: 'subagents' },
+  ];
+}
 
 function given(events: RunEvent[], start = initial()): RunState {
   return events.reduce(evolve, start);
@@ -631,6 +663,129 @@ const TABLE: Row[] = [
     then: [{ type: 'started' }],
     effect: { type: 'continue' },
     state: (s) => expect(s.state.current_agent).toBeUndefined(),
+  },
+
+  // ---- subagents (CONTRACT 16)
+  {
+    name: 'create_subagent starts a child run (its start committed first); the call is started',
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { agent_id: 'researcher', name: 'r1', instructions: 'look it up' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_started', tool_call_id: 'call_1', attempt: 1 }],
+    effect: { type: 'start_subagent_run', subagent: { id: null, name: 'r1', agent: { id: 'researcher', version: '2' } }, input: 'look it up' },
+  },
+  {
+    name: 'the child run started: the call returns {subagent_id, run_id} at once (subagent.created), the parent goes on',
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { instructions: 'x' })), toolStarted()],
+    when: { type: 'subagent_run_started', tool_call_id: 'call_1', subagent: { id: 'sess_c1', name: 'subagent_1', agent: { id: 'a', version: '1' } }, run_id: 'run_c1', created: true },
+    then: ['subagent_run_started', { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', run_id: 'run_c1' } } }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagents).toEqual([{ id: 'sess_c1', name: 'subagent_1', agent: { id: 'a', version: '1' }, run_id: 'run_c1', status: 'queued', text: null, closed: false }]),
+  },
+  {
+    name: 'create_subagent of an agent not listed in subagents.agents is a tool error',
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { agent_id: 'other', instructions: 'x' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'subagent_not_allowed' }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'max_concurrent: a third active subagent run is refused and the tool result says so',
+    given: [started, turn(), ended(), ...children(['c1', 'c2']), requested(call('create_subagent', 'call_9', { instructions: 'x' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'max_concurrent_subagents', message: expect.stringContaining('at most 2') }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'wait_for_subagents with children running: the run waits (waiting_for_subagents) until timeout_ms',
+    given: [started, turn(), ended(), ...children(['c1', 'c2']), requested(call('wait_for_subagents', 'call_w', { timeout_ms: 30_000 }))],
+    when: { type: 'tick' },
+    then: [{ type: 'subagents_awaited', tool_call_id: 'call_w', subagent_ids: ['sess_c1', 'sess_c2'], until: T0 + 1000 + 30_000 }, { type: 'waiting', status: 'waiting_for_subagents', reason: 'subagents' }],
+    effect: { type: 'wait', status: 'waiting_for_subagents' },
+    state: (s) => expect(s.state.pause).toMatchObject({ reason: 'subagents', wake_at: new Date(T0 + 1000 + 30_000).toISOString(), details: { subagent_ids: ['sess_c1', 'sess_c2'] } }),
+  },
+  {
+    name: 'wait: one child ended, another still runs: recorded (subagent.completed), the parent keeps waiting',
+    given: waitingFor(['c1', 'c2']),
+    when: { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+    then: ['subagent_ended'],
+    effect: { type: 'none' },
+    state: (s) => expect([s.status, s.state.subagents!.map((c) => c.status)]).toEqual(['waiting_for_subagents', ['completed', 'queued']]),
+  },
+  {
+    name: 'wait: all done: the parent resumes with their final texts and statuses as the tool result',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'subagent_ended', outcome: outcome('c2', 'completed', 'two') },
+    then: [
+      'subagent_ended',
+      'resumed',
+      {
+        type: 'tool_finished',
+        tool_call_id: 'call_w',
+        result: {
+          ok: true,
+          result: {
+            timed_out: false,
+            subagents: [
+              { subagent_id: 'sess_c1', name: 'c1', run_id: 'run_c1', status: 'completed', text: 'one' },
+              { subagent_id: 'sess_c2', name: 'c2', run_id: 'run_c2', status: 'completed', text: 'two' },
+            ],
+          },
+        },
+      },
+    ],
+    effect: { type: 'resume' },
+    // The children's tokens and tool calls are the parent's too; their model calls are their own.
+    state: (s) => expect([s.status, s.state.pause, s.usage.input_tokens, s.usage.tool_calls, s.usage.model_calls]).toEqual(['running', null, 200, 3, 1]),
+  },
+  {
+    name: 'wait: one failed: the parent resumes all the same, the failure in the result for the model',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'subagent_ended', outcome: outcome('c2', 'failed', null) },
+    then: ['subagent_ended', 'resumed', { type: 'tool_finished', result: { ok: true, result: expect.objectContaining({ subagents: [expect.objectContaining({ status: 'completed' }), expect.objectContaining({ status: 'failed', text: null })] }) } as never }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'wait: timeout_ms passes first: the call answers timed_out with what is known',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'wake' },
+    now: T0 + 1000 + 30_000,
+    then: ['resumed', { type: 'tool_finished', result: { ok: true, result: { timed_out: true, subagents: [expect.objectContaining({ status: 'completed' }), expect.objectContaining({ status: 'queued', text: null })] } } as never }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'a report of a run the parent does not know (late, repeated, another run) decides nothing',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'close_subagent (by id or name): closed (subagent.closed) and its active run cancelled',
+    given: [started, turn(), ended(), ...children(['c1']), requested(call('close_subagent', 'call_x', { subagent_id: 'c1' }))],
+    when: { type: 'tick' },
+    then: ['tool_started', { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', status: 'closed' } } }, { type: 'subagent_closed', subagent_id: 'sess_c1' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'] }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagents![0].closed).toBe(true),
+  },
+  {
+    name: "cancel cascades: cancelling the parent asks to cancel its subagents' active runs",
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'cancel_requested', requested_by: 'u' },
+    then: ['cancel_requested', { type: 'subagents_cancel_requested', run_ids: ['run_c2'] }, finishedWith('cancelled')],
+    effect: { type: 'finish' },
+  },
+  {
+    name: "budget exhaustion by a child: its tokens count toward the parent's max_total_tokens, the parent ends token_budget",
+    limits: { max_total_tokens: 100 },
+    given: waitingFor(['c1']),
+    when: { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+    then: ['subagent_ended', 'resumed', 'tool_finished'],
+    effect: { type: 'resume' },
+    state: (s) => {
+      expect(s.usage.input_tokens).toBe(100 + 0);
+      const next = decide(evolve(s, { type: 'pending_cleared' }), { type: 'tick' }, env());
+      expect(next.events).toEqual([expect.objectContaining({ type: 'finished', status: 'terminated', reason: 'token_budget' })]);
+    },
   },
 
   // ---- pauses (CONTRACT 17): ask_user, timers, callbacks, quota

@@ -10,6 +10,7 @@ import { Execution, Exit, LeaseLost } from './execution';
 import { ModelTurnEffect } from './model-turn.effect';
 import { RunEnv } from './run-env';
 import { RunWriter } from './run-writer';
+import { SubagentEffect } from './subagent.effect';
 import { ToolCallEffect } from './tool-call.effect';
 import { TurnContext } from './turn-context';
 
@@ -30,8 +31,12 @@ export class RunLoop {
     private readonly writer: RunWriter,
     private readonly modelTurn: ModelTurnEffect,
     private readonly toolCall: ToolCallEffect,
+    @Optional() private readonly subagents?: SubagentEffect,
     @Optional() private readonly spend?: SpendGate,
   ) {}
+
+  /** An observation to decide again after a conflict's reload (see `start_subagent_run`). */
+  private readonly redo = new WeakMap<Execution, Observation>();
 
   private async quotaOf(tenantId: string): Promise<QuotaStatus> {
     const c = await this.spend!.check(tenantId);
@@ -66,6 +71,11 @@ export class RunLoop {
       if (step !== false) return step;
       run = await this.reload(run.id);
       await this.followAgent(run, ex);
+      const redo = this.redo.get(ex);
+      if (redo) {
+        this.redo.delete(ex);
+        observation = redo;
+      }
     }
     throw new Error('loop guard exceeded');
   }
@@ -114,6 +124,16 @@ export class RunLoop {
           if (done.effect.type !== 'run_tool') return this.writer.commit(run, ex, done);
           next = done.effect;
         }
+      }
+      case 'start_subagent_run': {
+        if (!this.subagents) throw new Error('subagents are not available here');
+        const observed = await this.subagents.perform(run, ex, effect);
+        if (!observed) return false;
+        const committed = await this.writer.commit(run, ex, run.decide(observed, this.env.of(run, ex)));
+        // Someone else committed meanwhile (a subagent's end, a cancel): the subagent exists, so its
+        // start is decided again on the run as it is now, never left as an unknown outcome.
+        if (committed === false) this.redo.set(ex, observed);
+        return committed;
       }
       case 'continue':
       case 'resume':

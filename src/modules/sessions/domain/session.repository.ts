@@ -9,6 +9,8 @@ export abstract class SessionRepository {
   /** Conditional UPDATE on `revision = session.expectedRevision`; throws ConcurrencyConflict on 0 rows. */
   abstract save(session: Session): Promise<void>;
   abstract findById(id: string): Promise<Session | null>;
+  /** A session's subagents (child sessions, CONTRACT 16), oldest first. */
+  abstract children(tenantId: string, parentSessionId: string): Promise<Session[]>;
   /** The ids among `ids` that still exist. */
   abstract existing(ids: string[]): Promise<string[]>;
   /** Returns whether a row was deleted. */

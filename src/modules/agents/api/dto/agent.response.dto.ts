@@ -47,6 +47,21 @@ export class AgentResponseDto {
     description: 'Agents this version may hand the run to (CONTRACT 16), with the versions it pinned; the model sees each as the tool `transfer_to_<agent_id>`.',
   })
   handoffs!: AgentHandoffDto[];
+  @ApiProperty({ type: () => AgentSubagentsDto, nullable: true, description: 'Subagents (CONTRACT 16): null when not enabled.' })
+  subagents!: AgentSubagentsDto | null;
+}
+
+export class AgentSubagentsDto {
+  @ApiProperty({ example: true }) enabled!: boolean;
+  @ApiProperty({ type: [AgentHandoffDto], nullable: true, description: 'Agents a subagent may run besides this one (pinned versions); null: only this one.' })
+  agents!: AgentHandoffDto[] | null;
+  @ApiProperty({ example: 6 }) max_concurrent!: number;
+}
+
+function subagentsOf(v: AgentView): AgentSubagentsDto | null {
+  const t = v.resolvedTools.find((x) => x.binding.kind === 'subagents');
+  if (!t || t.binding.kind !== 'subagents') return null;
+  return { enabled: true, agents: t.binding.agents ? t.binding.agents.map((a) => ({ ...a })) : null, max_concurrent: t.binding.max_concurrent };
 }
 
 export class AgentListResponseDto {
@@ -73,7 +88,8 @@ export function toAgentResponse(v: AgentView): AgentResponseDto {
     model: v.model,
     created_at: v.createdAt ? v.createdAt.toISOString() : null,
     handoffs: handoffsOf(v).map((h) => ({ agent_id: h.id, version: h.version })),
-    tools: v.resolvedTools.filter((t) => t.binding.kind !== 'handoff').map((t) => ({
+    subagents: subagentsOf(v),
+    tools: v.resolvedTools.filter((t) => t.binding.kind !== 'handoff' && t.binding.kind !== 'subagents').map((t) => ({
       name: t.name,
       type: t.binding.kind as AgentToolDto['type'],
       description: t.description,

@@ -36,6 +36,16 @@ export class InlineAgentDto {
   @ArrayMaxSize(32)
   @IsString({ each: true })
   handoffs?: string[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { enabled: true, max_concurrent: 3 },
+    description: 'Subagents of the inline agent (CONTRACT 16): `{enabled, agents?, max_concurrent?}` as on `POST /v1/agents`.',
+  })
+  @MayOmit()
+  @IsObject()
+  subagents?: Record<string, unknown>;
 }
 
 export class CreateSessionRequestDto {

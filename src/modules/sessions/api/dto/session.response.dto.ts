@@ -10,6 +10,11 @@ export class AgentSnapshotDto {
   @ApiProperty({ example: 'scripted' }) model!: string;
 }
 
+export class SubagentInfoDto {
+  @ApiProperty({ example: 'researcher_1', description: 'The name `create_subagent` gave it.' }) name!: string;
+  @ApiProperty({ enum: ['active', 'closed'], description: '`closed`: `close_subagent` closed it (it takes no more input).' }) status!: 'active' | 'closed';
+}
+
 export class SessionResponseDto {
   @ApiProperty({ example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) id!: string;
   @ApiProperty({ enum: ['session'] }) object!: 'session';
@@ -45,6 +50,10 @@ export class SessionResponseDto {
   ttl!: SessionTtlResponseDto | null;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { customer: 'acme' } })
   metadata!: Record<string, string>;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'A subagent (CONTRACT 16): the session whose run created it; null otherwise.' })
+  parent_session_id!: string | null;
+  @ApiProperty({ type: String, nullable: true, example: null, description: 'A subagent: the run that created it.' }) parent_run_id!: string | null;
+  @ApiProperty({ type: SubagentInfoDto, nullable: true, description: 'A subagent: its name and status; null otherwise.' }) subagent!: SubagentInfoDto | null;
 }
 
 /** `workStatus`: from SessionWorkStatusQuery (a new session is idle). */
@@ -68,6 +77,9 @@ export function toSessionResponse(s: Readonly<SessionProps>, workStatus: WorkSta
     expires_at: iso(s.expiresAt),
     ttl: s.ttl ? { seconds: s.ttl.seconds, strategy: s.ttl.strategy } : null,
     metadata: s.metadata,
+    parent_session_id: s.parent?.sessionId ?? null,
+    parent_run_id: s.parent?.runId ?? null,
+    subagent: s.parent ? { name: s.parent.name, status: s.parent.status } : null,
   };
 }
 
@@ -77,4 +89,10 @@ export class SessionListResponseDto {
   @ApiProperty({ type: String, nullable: true }) first_id!: string | null;
   @ApiProperty({ type: String, nullable: true }) last_id!: string | null;
   @ApiProperty() has_more!: boolean;
+}
+
+export class SubagentListResponseDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [SessionResponseDto] }) data!: SessionResponseDto[];
+  @ApiProperty({ example: false }) has_more!: boolean;
 }
