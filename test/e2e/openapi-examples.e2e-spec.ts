@@ -175,6 +175,7 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/v1/runs/{id}', { id: r1.run_id });
     await tryItOut('get', '/v1/inputs/{id}', { id: r1.receipt.id });
     await tryItOut('get', '/v1/sessions/{id}/runs', { id: s1.id });
+    await tryItOut('get', '/v1/sessions/{id}/subagents', { id: s1.id });
     await tryItOut('get', '/v1/runs/{id}/events', { id: r1.run_id });
     await tryItOut('get', '/v1/sessions/{id}/events', { id: s1.id });
     const approvals = (await tryItOut('get', '/v1/runs/{id}/approvals', { id: r1.run_id })).body;

@@ -84,6 +84,16 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
     // Another member does not see the session, nor its subagents; an admin does.
     expect((await t.call(KEYS.memberA2, 'GET', `/v1/sessions/${sid}/subagents`)).status).toBe(404);
     expect((await t.call(admin, 'GET', `/v1/sessions/${sid}/subagents`)).body.data).toHaveLength(2);
+    // The audit trail records each spawn (the parent's subagent.created run events, unredacted).
+    for (let i = 0; ; i++) {
+      const audit = await t.call(admin, 'GET', `/v1/admin/audit?run_id=${parent.id}&action=run_event.subagent.created`);
+      expect(audit.status).toBe(200);
+      if (audit.body.data.length === 2 || i === 100) {
+        expect(audit.body.data.map((r: any) => r.data.data.name).sort()).toEqual(['r1', 'r2']);
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
   }, 120_000);
 
   it('wait_for_subagents with timeout_ms answers timed_out; cancelling a waiting parent cancels its subagents\' active runs', async () => {
@@ -93,14 +103,28 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
         script([
           { tool_calls: [{ name: 'create_subagent', arguments: { name: 'slow', instructions: child('late', 60_000) } }] },
           { tool_calls: [{ name: 'wait_for_subagents', arguments: { timeout_ms: 300 } }] },
+          { tool_calls: [{ name: 'close_subagent', arguments: { subagent_id: 'slow' } }] },
           { text: 'moved on' },
         ]),
       ),
     });
     const done = await waitForRun(t, member, first.body.run_id, isTerminal, 60_000);
     expect(done.status).toBe('completed');
-    const waited = (await runEvents(t, member, done.id)).find((e) => e.type === 'tool.completed' && e.data.tool_name === 'wait_for_subagents');
+    const firstEvents = await runEvents(t, member, done.id);
+    const waited = firstEvents.find((e) => e.type === 'tool.completed' && e.data.tool_name === 'wait_for_subagents');
     expect(waited.data.result).toMatchObject({ timed_out: true, subagents: [expect.objectContaining({ name: 'slow', text: null })] });
+    // close_subagent: subagent.closed, the child session closed and its active run cancelled.
+    const slow = firstEvents.find((e) => e.type === 'subagent.created').data;
+    expect(firstEvents.find((e) => e.type === 'subagent.closed').data).toEqual({ subagent_id: slow.subagent_id });
+    expect((await waitForRun(t, member, slow.run_id, isTerminal, 30_000)).status).toBe('cancelled');
+    for (let i = 0; ; i++) {
+      const listed = (await t.call(member, 'GET', `/v1/sessions/${sid}/subagents`)).body.data[0];
+      if (listed.subagent.status === 'closed' || i === 100) {
+        expect(listed.subagent).toEqual({ name: 'slow', status: 'closed' });
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
 
     const second = await startRun(t, member, sid, {
       input: userInput(script([{ tool_calls: [{ name: 'create_subagent', arguments: { name: 'slower', instructions: child('never', 60_000) } }] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }])),

@@ -43,6 +43,14 @@ export class RunSignals {
     this.emitter.on('subagent-cancel', fn);
     return () => this.emitter.off('subagent-cancel', fn);
   }
+  /** `close_subagent` (committed): these subagent sessions are marked closed (SubagentRelay). */
+  subagentsClosed(tenantId: string, sessionIds: readonly string[]): void {
+    this.emitter.emit('subagent-closed', tenantId, [...sessionIds]);
+  }
+  onSubagentsClosed(fn: (tenantId: string, sessionIds: string[]) => void): () => void {
+    this.emitter.on('subagent-closed', fn);
+    return () => this.emitter.off('subagent-closed', fn);
+  }
   cancelRequested(runId: string): void {
     this.emitter.emit(`cancel:${runId}`);
   }

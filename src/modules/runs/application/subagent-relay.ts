@@ -1,4 +1,6 @@
 import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { CommandBus } from '@nestjs/cqrs';
+import { CloseSubagentCommand } from '../../sessions/application/commands/close-subagent/close-subagent.command';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunRepository } from '../domain/run.repository';
 import { isTerminal } from '../domain/run-status';
@@ -8,8 +10,8 @@ import { RunSignals } from './run-signals';
 /**
  * Subagents (CONTRACT 16) between parent and child runs, through the one write path: a child
  * run's committed end becomes the parent's observation `subagent_ended` (its status, final text
- * and usage), and a parent's committed cancel (or `close_subagent`) becomes `cancel_requested` of
- * each child run it named. A parent that waits also wakes at its `timeout_ms`, whatever happens here.
+ * and usage), a parent's committed cancel (or `close_subagent`) becomes `cancel_requested` of
+ * each child run it named, and a committed `close_subagent` closes the child session. A parent that waits also wakes at its `timeout_ms`, whatever happens here.
  */
 @Injectable()
 export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
@@ -21,11 +23,17 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
     private readonly runs: RunRepository,
     private readonly messages: MessageRepository,
     private readonly path: ApplyToRun,
+    private readonly commands: CommandBus,
   ) {}
 
   onModuleInit(): void {
     this.stops.push(this.signals.onSubagentRunEnded((r) => void this.reportEnd(r.id, r.parent).catch((err) => this.logger.warn(`subagent run ${r.id}: ${(err as Error).message}`))));
     this.stops.push(this.signals.onSubagentRunsToCancel((ids, by) => void this.cancel(ids, by)));
+    this.stops.push(
+      this.signals.onSubagentsClosed((tenantId, ids) => {
+        for (const id of ids) void this.commands.execute(new CloseSubagentCommand(tenantId, id)).catch((err) => this.logger.warn(`close of subagent ${id}: ${(err as Error).message}`));
+      }),
+    );
   }
 
   onModuleDestroy(): void {

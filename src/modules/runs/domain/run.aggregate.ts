@@ -152,6 +152,7 @@ export class Run {
     this.loadedVersion = this.version_;
     this.dirty = false;
     this.childCancels = [];
+    this.childCloses = [];
     this.events = this.events.slice(savedEvents);
     this.taken = this.taken.slice(savedTaken);
     this.statusChanges = this.statusChanges.slice(savedStatusChanges);
@@ -181,6 +182,11 @@ export class Run {
     return this.childCancels;
   }
   private childCancels: string[] = [];
+  /** Subagent sessions `close_subagent` closed, to mark closed once this run's change is committed. */
+  get unsavedSubagentCloses(): readonly string[] {
+    return this.childCloses;
+  }
+  private childCloses: string[] = [];
 
   /** Ids of steered inputs taken since the last save (the save removes them from the inbox column). */
   get takenInputs(): readonly string[] {
@@ -228,6 +234,7 @@ export class Run {
       if (e.type === 'finished' && before.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
       if (e.type === 'input_taken') this.taken.push(e.message_id);
       if (e.type === 'subagents_cancel_requested') this.childCancels.push(...e.run_ids);
+      if (e.type === 'subagent_closed') this.childCloses.push(e.subagent_id);
       if (e.type === 'turn_ended' && e.usage.input_tokens + e.usage.output_tokens > 0) this.spent.push({ message_id: e.message_id, usage: e.usage });
       if (next.status !== before.status) this.statusChanges.push(next.status);
       this.current = next;

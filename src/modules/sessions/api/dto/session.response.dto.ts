@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
 import { RUN_CONCURRENCY, RunConcurrency, SessionProps } from '../../domain/session.aggregate';
 import { WORK_STATUSES, WorkStatus } from '../../domain/work-status';
@@ -50,10 +50,10 @@ export class SessionResponseDto {
   ttl!: SessionTtlResponseDto | null;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { customer: 'acme' } })
   metadata!: Record<string, string>;
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'A subagent (CONTRACT 16): the session whose run created it; null otherwise.' })
-  parent_session_id!: string | null;
-  @ApiProperty({ type: String, nullable: true, example: null, description: 'A subagent: the run that created it.' }) parent_run_id!: string | null;
-  @ApiProperty({ type: SubagentInfoDto, nullable: true, description: 'A subagent: its name and status; null otherwise.' }) subagent!: SubagentInfoDto | null;
+  @ApiPropertyOptional({ type: String, example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A', description: 'Only on a subagent (CONTRACT 16): the session whose run created it.' })
+  parent_session_id?: string;
+  @ApiPropertyOptional({ type: String, example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A', description: 'Only on a subagent: the run that created it.' }) parent_run_id?: string;
+  @ApiPropertyOptional({ type: SubagentInfoDto, description: 'Only on a subagent: its name and status.' }) subagent?: SubagentInfoDto;
 }
 
 /** `workStatus`: from SessionWorkStatusQuery (a new session is idle). */
@@ -77,9 +77,7 @@ export function toSessionResponse(s: Readonly<SessionProps>, workStatus: WorkSta
     expires_at: iso(s.expiresAt),
     ttl: s.ttl ? { seconds: s.ttl.seconds, strategy: s.ttl.strategy } : null,
     metadata: s.metadata,
-    parent_session_id: s.parent?.sessionId ?? null,
-    parent_run_id: s.parent?.runId ?? null,
-    subagent: s.parent ? { name: s.parent.name, status: s.parent.status } : null,
+    ...(s.parent ? { parent_session_id: s.parent.sessionId, parent_run_id: s.parent.runId, subagent: { name: s.parent.name, status: s.parent.status } } : {}),
   };
 }
 
