@@ -68,6 +68,10 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
     expect(completed.map((e) => e.data.status)).toEqual(['completed', 'completed']);
     const waited = events.find((e) => e.type === 'tool.completed' && e.data.tool_name === 'wait_for_subagents');
     expect(waited.data.result).toMatchObject({ timed_out: false, subagents: [expect.objectContaining({ name: 'r1', status: 'completed', text: 'alpha' }), expect.objectContaining({ name: 'r2', status: 'completed', text: 'beta' })] });
+    // The parent's model read it: the wait's result is a tool message of the parent's session.
+    const history = (await t.call(member, 'GET', `/v1/sessions/${sid}/messages?limit=100`)).body.data;
+    const result = history.find((m: any) => m.role === 'tool' && m.content[0].tool_name === 'wait_for_subagents');
+    expect(result.content[0]).toMatchObject({ ok: true, result: { timed_out: false, subagents: [expect.objectContaining({ text: 'alpha' }), expect.objectContaining({ text: 'beta' })] } });
 
     // GET /sessions/{id}/subagents: child sessions naming the parent; their turns are their runs.
     const list = await t.call(member, 'GET', `/v1/sessions/${sid}/subagents`);

@@ -4,7 +4,10 @@ import { CloseSubagentCommand } from '../../sessions/application/commands/close-
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunRepository } from '../domain/run.repository';
 import { isTerminal } from '../domain/run-status';
+import { Run } from '../domain/run.aggregate';
+import { Observation } from '../domain/run-decider';
 import { ApplyToRun } from './apply-to-run';
+import { appendToolResults } from './tool-result-messages';
 import { RunSignals } from './run-signals';
 
 /**
@@ -47,8 +50,26 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
     const p = child.propsForPersistence();
     const final = p.finalMessageId ? await this.messages.findById(p.finalMessageId) : null;
     const text = final ? final.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('') : null;
+    // A wait it answers writes its tool result message (what the parent's model reads) in the same commit.
+    await this.path.apply(parent.run_id, this.endOf(p, parent, text), { alsoWrite: (run, d) => appendToolResults(this.messages, run, d) });
+  }
+
+  /**
+   * A waiting parent looked at again (RunWaker): the ends of its subagents' runs that were not
+   * reported (the report is an after-commit signal: a crash can lose it) are reported now.
+   */
+  async recheck(parentRunId: string): Promise<void> {
+    const parent = await this.runs.findById(parentRunId);
+    if (!parent || parent.status !== 'waiting_for_subagents') return;
+    for (const c of parent.state.subagents ?? []) {
+      if (isTerminal(c.status)) continue;
+      await this.reportEnd(c.run_id, { run_id: parentRunId, subagent_id: c.id });
+    }
+  }
+
+  private endOf(p: ReturnType<Run['propsForPersistence']>, parent: { run_id: string; subagent_id: string }, text: string | null): Observation {
     const u = p.usage;
-    await this.path.apply(parent.run_id, {
+    return {
       type: 'subagent_ended',
       outcome: {
         subagent_id: parent.subagent_id,
@@ -57,7 +78,7 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
         text,
         usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cached_input_tokens: u.cached_input_tokens, tool_calls: u.tool_calls, cost: u.estimated_cost.amount },
       },
-    });
+    };
   }
 
   private async cancel(ids: readonly string[], by: string): Promise<void> {

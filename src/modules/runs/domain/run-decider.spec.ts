@@ -701,7 +701,17 @@ const TABLE: Row[] = [
     when: { type: 'tick' },
     then: [{ type: 'subagents_awaited', tool_call_id: 'call_w', subagent_ids: ['sess_c1', 'sess_c2'], until: T0 + 1000 + 30_000 }, { type: 'waiting', status: 'waiting_for_subagents', reason: 'subagents' }],
     effect: { type: 'wait', status: 'waiting_for_subagents' },
-    state: (s) => expect(s.state.pause).toMatchObject({ reason: 'subagents', wake_at: new Date(T0 + 1000 + 30_000).toISOString(), details: { subagent_ids: ['sess_c1', 'sess_c2'] } }),
+    // Looked at again every 5 s (a lost report of a child's end is read then), answered at `until`.
+    state: (s) =>
+      expect(s.state.pause).toMatchObject({ reason: 'subagents', until: new Date(T0 + 1000 + 30_000).toISOString(), wake_at: new Date(T0 + 1000 + 5_000).toISOString(), details: { subagent_ids: ['sess_c1', 'sess_c2'] } }),
+  },
+  {
+    name: 'wait: a recheck before timeout_ms with nothing new decides nothing (the run keeps waiting)',
+    given: waitingFor(['c1', 'c2']),
+    when: { type: 'wake' },
+    now: T0 + 1000 + 5_000,
+    then: [],
+    effect: { type: 'none' },
   },
   {
     name: 'wait: one child ended, another still runs: recorded (subagent.completed), the parent keeps waiting',

@@ -60,6 +60,9 @@ export interface HandoffTarget extends AgentRef {
 /** The tenant's spend limit as the run sees it before a model call (CONTRACT 17/18). */
 export type QuotaStatus = { exceeded: false } | { exceeded: true; resets_at: number; details: Record<string, unknown> };
 
+/** How often a run waiting for subagents is looked at again besides their reports (CONTRACT 16). */
+export const SUBAGENT_RECHECK_MS = 5_000;
+
 /** How often a run waiting for quota is looked at again (a raised limit is seen within this). */
 export const QUOTA_RECHECK_MS = 5_000;
 
@@ -950,7 +953,8 @@ function pauseOf(e: RunEvent): RunPause | null {
     case 'quota_reached':
       return { reason: 'quota', since: iso(e.at), until: iso(e.resets_at), wake_at: iso(Math.min(e.resets_at, e.at + QUOTA_RECHECK_MS)), tool_call_id: null, details: e.details };
     case 'subagents_awaited':
-      return { reason: 'subagents', since: iso(e.at), until: iso(e.until), wake_at: iso(e.until), tool_call_id: e.tool_call_id, details: { subagent_ids: [...e.subagent_ids] } };
+      // Looked at every SUBAGENT_RECHECK_MS too: a child's end whose report was lost (a crash right after its commit) is read then.
+      return { reason: 'subagents', since: iso(e.at), until: iso(e.until), wake_at: iso(Math.min(e.until, e.at + SUBAGENT_RECHECK_MS)), tool_call_id: e.tool_call_id, details: { subagent_ids: [...e.subagent_ids] } };
     default:
       return null;
   }
