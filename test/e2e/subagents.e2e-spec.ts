@@ -1,4 +1,5 @@
 import { contractOrderProblems, createSession, isTerminal, runEvents, script, startRun, userInput, waitForRun } from '../helpers/runs';
+import { RunSignals } from '../../src/modules/runs/application/run-signals';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
 /**
@@ -140,4 +141,24 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
     // The cascade: the child's active run is cancelled too.
     expect((await waitForRun(t, member, created.data.run_id, isTerminal, 30_000)).status).toBe('cancelled');
   }, 180_000);
+
+  it("a child's end whose report is lost (as by a crash right after its commit) is read by the waiting parent's recheck", async () => {
+    const signals = t.app.get(RunSignals);
+    const report = signals.subagentRunEnded.bind(signals);
+    let dropped = 0;
+    signals.subagentRunEnded = () => void dropped++;
+    try {
+      const sid = await createSession(t, member, { agent_id: 'lead' });
+      const res = await startRun(t, member, sid, {
+        input: userInput(script([{ tool_calls: [{ name: 'create_subagent', arguments: { name: 'quiet', instructions: child('found it', 300) } }] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'ok' }])),
+      });
+      const parent = await waitForRun(t, member, res.body.run_id, isTerminal, 60_000);
+      expect(parent.status).toBe('completed');
+      expect(dropped).toBe(1);
+      const waited = (await runEvents(t, member, parent.id)).find((e) => e.type === 'tool.completed' && e.data.tool_name === 'wait_for_subagents');
+      expect(waited.data.result).toMatchObject({ timed_out: false, subagents: [expect.objectContaining({ status: 'completed', text: 'found it' })] });
+    } finally {
+      signals.subagentRunEnded = report;
+    }
+  }, 120_000);
 });
