@@ -161,4 +161,28 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
       signals.subagentRunEnded = report;
     }
   }, 120_000);
+
+  it('send_subagent_input gives an ended subagent its next run (a turn of the same child session); the parent waits for it again', async () => {
+    const sid = await createSession(t, member, { agent_id: 'lead' });
+    const res = await startRun(t, member, sid, {
+      input: userInput(
+        script([
+          { tool_calls: [{ name: 'create_subagent', arguments: { name: 'w', instructions: child('first', 10) } }] },
+          { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] },
+          { tool_calls: [{ name: 'send_subagent_input', arguments: { subagent_id: 'w', input: child('second', 10) } }] },
+          { tool_calls: [{ name: 'wait_for_subagents', arguments: { subagent_ids: ['w'] } }] },
+          { text: 'both' },
+        ]),
+      ),
+    });
+    const parent = await waitForRun(t, member, res.body.run_id, isTerminal, 60_000);
+    expect(parent.status).toBe('completed');
+    const events = await runEvents(t, member, parent.id);
+    expect(events.filter((e) => e.type === 'subagent.created')).toHaveLength(1);
+    const waits = events.filter((e) => e.type === 'tool.completed' && e.data.tool_name === 'wait_for_subagents');
+    expect(waits.map((e) => e.data.result.subagents[0].text)).toEqual(['first', 'second']);
+    const [sub] = (await t.call(member, 'GET', `/v1/sessions/${sid}/subagents`)).body.data;
+    const turns = (await t.call(member, 'GET', `/v1/sessions/${sub.id}/runs?order=asc`)).body.data;
+    expect(turns.map((r: any) => r.status)).toEqual(['completed', 'completed']);
+  }, 120_000);
 });

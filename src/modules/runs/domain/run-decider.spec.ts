@@ -696,6 +696,28 @@ const TABLE: Row[] = [
     effect: { type: 'continue' },
   },
   {
+    name: "send_subagent_input to a subagent whose run ended (by its name) starts its next run in the same child session",
+    given: [started, turn(), ended(), ...children(['c1']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }, requested(call('send_subagent_input', 'call_s', { subagent_id: 'c1', input: 'more' }))],
+    when: { type: 'tick' },
+    then: ['tool_started'],
+    effect: { type: 'start_subagent_run', subagent: { id: 'sess_c1', name: 'c1', agent: { id: 'a', version: '1' } }, input: 'more' },
+  },
+  {
+    name: 'send_subagent_input to a subagent still running is a tool error (subagent_busy)',
+    given: [started, turn(), ended(), ...children(['c1']), requested(call('send_subagent_input', 'call_s', { subagent_id: 'sess_c1', input: 'more' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'subagent_busy' }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: "send's run started: the subagent's latest run is the new one (no second subagent.created)",
+    given: [started, turn(), ended(), ...children(['c1']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }, requested(call('send_subagent_input', 'call_s', { subagent_id: 'c1', input: 'more' })), toolStarted('call_s')],
+    when: { type: 'subagent_run_started', tool_call_id: 'call_s', subagent: { id: 'sess_c1', name: 'c1', agent: { id: 'a', version: '1' } }, run_id: 'run_c1b', created: false },
+    then: [{ type: 'subagent_run_started', created: false }, { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', run_id: 'run_c1b' } } }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagents).toEqual([expect.objectContaining({ id: 'sess_c1', run_id: 'run_c1b', status: 'queued', text: null })]),
+  },
+  {
     name: 'wait_for_subagents with children running: the run waits (waiting_for_subagents) until timeout_ms',
     given: [started, turn(), ended(), ...children(['c1', 'c2']), requested(call('wait_for_subagents', 'call_w', { timeout_ms: 30_000 }))],
     when: { type: 'tick' },
