@@ -82,7 +82,9 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
       [sid, parent.id, { name: 'r2', status: 'active' }, 'lead'],
     ]);
     const childRuns = await t.call(member, 'GET', `/v1/sessions/${list.body.data[0].id}/runs`);
-    expect(childRuns.body.data).toEqual([expect.objectContaining({ status: 'completed', id: created[0].data.run_id })]);
+    // A child's run names its parent (so do webhooks, which carry the Run).
+    expect(childRuns.body.data).toEqual([expect.objectContaining({ status: 'completed', id: created[0].data.run_id, parent_run_id: parent.id })]);
+    expect(parent.parent_run_id).toBeUndefined();
     // The children's usage counts toward the parent's.
     const childUsage = await Promise.all(created.map(async (e) => (await t.call(member, 'GET', `/v1/runs/${e.data.run_id}`)).body.usage));
     expect(parent.usage.input_tokens).toBeGreaterThan(childUsage[0].input_tokens + childUsage[1].input_tokens);

@@ -85,6 +85,12 @@ export class RunResponseDto {
     description: 'The agent in control (CONTRACT 16): `agent` until a handoff, then its target; a run starts with the agent that had control of its session last.',
   })
   current_agent!: RunAgentDto;
+  @ApiPropertyOptional({
+    type: String,
+    example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A',
+    description: "Only on a subagent's run (CONTRACT 16): the parent run that started it (also in webhooks' `data.object`).",
+  })
+  parent_run_id?: string;
   @ApiProperty({ example: 'scripted', description: "The model of the agent in control (after a handoff: the target's pinned model)." }) model!: string;
   @ApiProperty({ enum: RUN_STATUSES })
   status!: string;
@@ -120,6 +126,7 @@ export function toRunResponse(
     session_id: r.sessionId,
     agent: { id: r.agent.id, version: r.agent.version },
     current_agent: { ...currentAgentOf(r) },
+    ...(r.state.parent ? { parent_run_id: r.state.parent.run_id } : {}),
     model: r.model,
     status: r.status,
     user_message_id: r.userMessageId,
