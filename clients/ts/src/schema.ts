@@ -3514,6 +3514,11 @@ export interface components {
             object: "run";
             /** @description Sync mode only: the text of the final assistant message. */
             output_text?: Record<string, never>;
+            /**
+             * @description Only on a subagent's run (CONTRACT 16): the parent run that started it (also in webhooks' `data.object`).
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A
+             */
+            parent_run_id?: string;
             /** @description Present while the run waits (a `waiting_for_*` status): why, since when and until when (CONTRACT 17). */
             pause?: components["schemas"]["RunPauseDto"];
             pending_approvals: components["schemas"]["PendingApprovalDto"][];
