@@ -24,6 +24,7 @@ import { SteerByDefault1764498710000 } from './1764498710000-steer-by-default';
 import { InputReceipts1764498711000 } from './1764498711000-input-receipts';
 import { RunPauses1764498720000 } from './1764498720000-run-pauses';
 import { Automations1764498730000 } from './1764498730000-automations';
+import { Subagents1764498740000 } from './1764498740000-subagents';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   InputReceipts1764498711000,
   RunPauses1764498720000,
   Automations1764498730000,
+  Subagents1764498740000,
 ];

@@ -21,6 +21,14 @@ export function describe(e: RunEvent): string {
       return e.data.message_id;
     case 'run.input_requested':
       return `${e.data.tool_call_id}: ${e.data.question} (until ${new Date(e.data.expires_at).toISOString()})`;
+    case 'agent.handoff':
+      return `${e.data.from_agent} -> ${e.data.to_agent} (${e.data.reason ?? ''}) ${e.data.tool_call_id}`;
+    case 'subagent.created':
+      return `${e.data.subagent_id} ${e.data.name} ${e.data.agent_id} ${e.data.run_id} ${e.data.tool_call_id}`;
+    case 'subagent.completed':
+      return `${e.data.subagent_id} ${e.data.run_id} ${e.data.status}`;
+    case 'subagent.closed':
+      return e.data.subagent_id;
     case 'message.started':
       return `${e.data.message_id} ${e.data.role}`;
     case 'message.delta':

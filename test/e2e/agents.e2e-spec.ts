@@ -24,7 +24,8 @@ describe('GET /v1/agents', () => {
     expect(res.body.data.map((a: { id: string }) => a.id)).toEqual(['assistant', 'support_agent']);
     for (const a of res.body.data) {
       // CONTRACT section 13: file and API agents are listed together with their `source`.
-      expect(Object.keys(a).sort()).toEqual(['created_at', 'description', 'id', 'model', 'object', 'source', 'tools', 'version']);
+      expect(Object.keys(a).sort()).toEqual(['created_at', 'description', 'handoffs', 'id', 'model', 'object', 'source', 'subagents', 'tools', 'version']);
+      expect([a.handoffs, a.subagents]).toEqual([[], null]);
       expect(a.object).toBe('agent');
       expect(a.source).toBe('file');
     }

@@ -12,6 +12,10 @@ const CONTRACT_EVENTS: Record<string, string[]> = {
   'run.cancel_requested': ['requested_by'],
   'run.input': ['message_id'],
   'run.input_requested': ['question', 'tool_call_id', 'expires_at'],
+  'agent.handoff': ['from_agent', 'to_agent', 'reason', 'tool_call_id'],
+  'subagent.created': ['subagent_id', 'name', 'agent_id', 'run_id', 'tool_call_id'],
+  'subagent.completed': ['subagent_id', 'run_id', 'status'],
+  'subagent.closed': ['subagent_id'],
   'message.started': ['message_id', 'role'],
   'message.delta': ['message_id', 'content_index', 'delta'],
   'message.completed': ['message_id', 'content'],
@@ -133,6 +137,29 @@ describe('OpenAPI: event and content-part schemas match what the service sends',
     const answer = await startRun(t, key, session, { input: userInput('the first one') });
     expect(answer.body).toMatchObject({ run_id: id, answered: true });
     expect((await done(id)).status).toBe('completed');
+    // A handoff (CONTRACT 16): agent.handoff, in a session of an agent that lists its target.
+    const router = await t.call(KEYS.adminA, 'POST', '/v1/agents', { id: 'events_router', tools: [], handoffs: ['assistant'] });
+    expect(router.status).toBe(201);
+    const routed = await t.call(key, 'POST', '/v1/sessions', { agent_id: 'events_router' });
+    const handoff = await startRun(t, key, routed.body.id, { input: userInput(script([{ tool_calls: [{ name: 'transfer_to_assistant', arguments: { reason: 'weather' } }] }, { text: 'hi' }])) });
+    runs.push(handoff.body.run_id);
+    expect((await done(handoff.body.run_id)).status).toBe('completed');
+    // Subagents (CONTRACT 16): subagent.created, .completed (after the wait) and .closed.
+    const lead = await t.call(KEYS.adminA, 'POST', '/v1/agents', { id: 'events_lead', tools: [], subagents: { enabled: true } });
+    expect(lead.status).toBe(201);
+    const led = await t.call(key, 'POST', '/v1/sessions', { agent_id: 'events_lead' });
+    const spawn = await startRun(t, key, led.body.id, {
+      input: userInput(
+        script([
+          { tool_calls: [{ name: 'create_subagent', arguments: { name: 'c', instructions: script([{ text: 'child' }]) } }] },
+          { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] },
+          { tool_calls: [{ name: 'close_subagent', arguments: { subagent_id: 'c' } }] },
+          { text: 'bye' },
+        ]),
+      ),
+    });
+    runs.push(spawn.body.run_id);
+    expect((await done(spawn.body.run_id)).status).toBe('completed');
 
     const seen = new Set<string>();
     const problems: unknown[] = [];

@@ -175,6 +175,18 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
     await tryItOut('get', '/v1/runs/{id}', { id: r1.run_id });
     await tryItOut('get', '/v1/inputs/{id}', { id: r1.receipt.id });
     await tryItOut('get', '/v1/sessions/{id}/runs', { id: s1.id });
+    {
+      // A session with a subagent (CONTRACT 16): its list is not empty.
+      expect((await t.call(KEYS.adminA, 'POST', '/v1/agents', { id: 'docs_lead', tools: [], subagents: { enabled: true } })).status).toBe(201);
+      const lead = (await t.call(KEYS.adminA, 'POST', '/v1/sessions', { agent_id: 'docs_lead' })).body;
+      const spawn = `!script ${JSON.stringify([{ tool_calls: [{ name: 'create_subagent', arguments: { name: 'c', instructions: 'hi' } }] }, { text: 'ok' }])}`;
+      const r = await t.call(KEYS.adminA, 'POST', `/v1/sessions/${lead.id}/runs`, { input: { role: 'user', content: [{ type: 'text', text: spawn }] } }, { 'idempotency-key': 'docs-subagent' });
+      for (const end = Date.now() + 20_000; (await runOf(r.body.run_id)).status !== 'completed'; ) {
+        if (Date.now() > end) throw new Error('the subagent run did not complete');
+        await new Promise((res) => setTimeout(res, 50));
+      }
+      await tryItOut('get', '/v1/sessions/{id}/subagents', { id: lead.id });
+    }
     await tryItOut('get', '/v1/runs/{id}/events', { id: r1.run_id });
     await tryItOut('get', '/v1/sessions/{id}/events', { id: s1.id });
     const approvals = (await tryItOut('get', '/v1/runs/{id}/approvals', { id: r1.run_id })).body;

@@ -1159,6 +1159,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sessions/{id}/subagents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a session's subagents
+         * @description The child sessions its runs created with `create_subagent` (CONTRACT 16), oldest first, each with `parent_session_id`, `parent_run_id` and `subagent {name, status}`; a subagent's turns are its runs (`GET /v1/sessions/{id}/runs`). A member sees only their own.
+         */
+        get: operations["Sessions_subagents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/webhooks": {
         parameters: {
             query?: never;
@@ -1252,6 +1272,77 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AgentHandoffData: {
+            /**
+             * @description The agent that handed the run over.
+             * @example triage_agent
+             */
+            from_agent: string;
+            /**
+             * @description The `reason` the model gave, if any.
+             * @example a refund question
+             */
+            reason: string | null;
+            /**
+             * @description The agent in control from here on: the version the handing agent pinned (the Run's `current_agent`), with its instructions, model and tools; the history is kept.
+             * @example billing_agent
+             */
+            to_agent: string;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        AgentHandoffDto: {
+            /** @example billing_agent */
+            agent_id: string;
+            /**
+             * @description The version pinned when this agent version was created.
+             * @example 1
+             */
+            version: string;
+        };
+        /** @description The `agent.handoff` event. */
+        AgentHandoffEvent: {
+            data: components["schemas"]["AgentHandoffData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "agent.handoff";
+        };
         AgentListResponseDto: {
             data: components["schemas"]["AgentResponseDto"][];
             /** @example assistant */
@@ -1272,6 +1363,8 @@ export interface components {
             created_at: string | null;
             /** @example Customer support: looks up orders, opens tickets (with human approval) and customers (client-side). */
             description: string;
+            /** @description Agents this version may hand the run to (CONTRACT 16), with the versions it pinned; the model sees each as the tool `transfer_to_<agent_id>`. */
+            handoffs: components["schemas"]["AgentHandoffDto"][];
             /** @example support_agent */
             id: string;
             /**
@@ -1287,6 +1380,8 @@ export interface components {
              * @enum {string}
              */
             source: "file" | "api";
+            /** @description Subagents (CONTRACT 16): null when not enabled. */
+            subagents: components["schemas"]["AgentSubagentsDto"] | null;
             /**
              * @example [
              *       {
@@ -1332,6 +1427,14 @@ export interface components {
             model: string;
             /** @example 1 */
             version: string;
+        };
+        AgentSubagentsDto: {
+            /** @description Agents a subagent may run besides this one (pinned versions); null: only this one. */
+            agents: components["schemas"]["AgentHandoffDto"][] | null;
+            /** @example true */
+            enabled: boolean;
+            /** @example 6 */
+            max_concurrent: number;
         };
         AgentToolDto: {
             /** @example Opens a support ticket for an order. Needs a human approval; idempotent per tool call. */
@@ -2094,6 +2197,13 @@ export interface components {
             /** @example Looks customers up in the CRM and opens refunds. */
             description?: string;
             /**
+             * @description Agents (of this tenant: file agents or its API agents) this one may hand the run to (CONTRACT 16). Each is pinned at its newest version and offered to the model as a tool `transfer_to_<agent_id>` `{reason?}`; an unknown id: 400.
+             * @example [
+             *       "billing_agent"
+             *     ]
+             */
+            handoffs?: string[];
+            /**
              * @description Unique within the tenant and not a file agent id; `[a-z0-9_-]{1,64}`.
              * @example crm_agent
              */
@@ -2105,6 +2215,21 @@ export interface components {
              * @example scripted
              */
             model?: string;
+            /**
+             * @description Subagents (CONTRACT 16): the model gets `create_subagent`, `send_subagent_input`, `wait_for_subagents` and `close_subagent`; `agents` (of this tenant, pinned at their newest version) it may run besides this one; at most `max_concurrent` (default 6) subagent runs per parent run at once.
+             * @example {
+             *       "enabled": true,
+             *       "agents": [
+             *         "assistant"
+             *       ],
+             *       "max_concurrent": 3
+             *     }
+             */
+            subagents?: {
+                agents?: string[];
+                enabled?: boolean;
+                max_concurrent?: number;
+            };
             /**
              * @description Each entry: a built-in tool name (`"get_time"`), or `{"type":"http","name","description","parameters":<JSON Schema>,"url","headers"?,"timeout_ms"?,"risk"?,"visibility"?,"idempotent"?}`, `{"type":"mcp","server","url","headers"?,"tools"?:[names]|"*","risk"?,"visibility"?,"idempotent"?}` (Streamable HTTP; its tools are listed now and pinned with the version, named `<server>.<tool>`), or `{"type":"function","name","description","parameters"}` (executed by the client). URLs must be inside OUTBOUND_URL_ALLOWLIST. Header values may name a secret as `${env:NAME}`: resolved from the server environment at call time, never stored, shown or given to the model.
              * @example [
@@ -2148,6 +2273,13 @@ export interface components {
             /** @example Looks customers up in the CRM and opens refunds. */
             description?: string;
             /**
+             * @description Agents (of this tenant: file agents or its API agents) this one may hand the run to (CONTRACT 16). Each is pinned at its newest version and offered to the model as a tool `transfer_to_<agent_id>` `{reason?}`; an unknown id: 400.
+             * @example [
+             *       "billing_agent"
+             *     ]
+             */
+            handoffs?: string[];
+            /**
              * @description If given, must be the id in the path.
              * @example crm_agent
              */
@@ -2159,6 +2291,21 @@ export interface components {
              * @example scripted
              */
             model?: string;
+            /**
+             * @description Subagents (CONTRACT 16): the model gets `create_subagent`, `send_subagent_input`, `wait_for_subagents` and `close_subagent`; `agents` (of this tenant, pinned at their newest version) it may run besides this one; at most `max_concurrent` (default 6) subagent runs per parent run at once.
+             * @example {
+             *       "enabled": true,
+             *       "agents": [
+             *         "assistant"
+             *       ],
+             *       "max_concurrent": 3
+             *     }
+             */
+            subagents?: {
+                agents?: string[];
+                enabled?: boolean;
+                max_concurrent?: number;
+            };
             /**
              * @description Each entry: a built-in tool name (`"get_time"`), or `{"type":"http","name","description","parameters":<JSON Schema>,"url","headers"?,"timeout_ms"?,"risk"?,"visibility"?,"idempotent"?}`, `{"type":"mcp","server","url","headers"?,"tools"?:[names]|"*","risk"?,"visibility"?,"idempotent"?}` (Streamable HTTP; its tools are listed now and pinned with the version, named `<server>.<tool>`), or `{"type":"function","name","description","parameters"}` (executed by the client). URLs must be inside OUTBOUND_URL_ALLOWLIST. Header values may name a secret as `${env:NAME}`: resolved from the server environment at call time, never stored, shown or given to the model.
              * @example [
@@ -2386,6 +2533,13 @@ export interface components {
             currency: "USD";
         };
         InlineAgentDto: {
+            /**
+             * @description Agents of this tenant the inline agent may hand the run to (CONTRACT 16): tools `transfer_to_<agent_id>`; an unknown id: 400.
+             * @example [
+             *       "billing_agent"
+             *     ]
+             */
+            handoffs?: string[];
             /** @example Answer in one sentence. */
             instructions?: string;
             /**
@@ -2393,6 +2547,16 @@ export interface components {
              * @example scripted
              */
             model?: string;
+            /**
+             * @description Subagents of the inline agent (CONTRACT 16): `{enabled, agents?, max_concurrent?}` as on `POST /v1/agents`.
+             * @example {
+             *       "enabled": true,
+             *       "max_concurrent": 3
+             *     }
+             */
+            subagents?: {
+                [key: string]: unknown;
+            };
             /**
              * @description Built-in tool names and `{"type":"function","name","description","parameters"}` tools (executed by the client).
              * @example [
@@ -3026,7 +3190,7 @@ export interface components {
             message: string;
         };
         /** @description One event: the same envelope in SSE `data:` lines and in JSON pages, with the `data` of its `type`. Members get the public projection (private tools redacted, secret-looking keys masked); admins the full event. Redaction never drops an event. */
-        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["RunInputRequestedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
+        RunEvent: components["schemas"]["RunStartedEvent"] | components["schemas"]["RunWaitingEvent"] | components["schemas"]["RunResumedEvent"] | components["schemas"]["RunCancelRequestedEvent"] | components["schemas"]["RunInputEvent"] | components["schemas"]["RunInputRequestedEvent"] | components["schemas"]["AgentHandoffEvent"] | components["schemas"]["SubagentCreatedEvent"] | components["schemas"]["SubagentCompletedEvent"] | components["schemas"]["SubagentClosedEvent"] | components["schemas"]["MessageStartedEvent"] | components["schemas"]["MessageDeltaEvent"] | components["schemas"]["MessageCompletedEvent"] | components["schemas"]["ToolRequestedEvent"] | components["schemas"]["ToolStartedEvent"] | components["schemas"]["ToolCompletedEvent"] | components["schemas"]["ToolFailedEvent"] | components["schemas"]["ApprovalRequestedEvent"] | components["schemas"]["ApprovalAcceptedEvent"] | components["schemas"]["ApprovalRejectedEvent"] | components["schemas"]["UsageEvent"] | components["schemas"]["RunFinishedEvent"];
         RunEventListResponseDto: {
             /** @description Events in cursor order, each with the `data` of its `type`. */
             data: components["schemas"]["RunEvent"][];
@@ -3301,7 +3465,7 @@ export interface components {
              * @example queued
              * @enum {string}
              */
-            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "waiting_for_subagents" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /**
              * @description Present (true) when the input was steered to the active run (`concurrency: "steer"`): `run_id` is that run, which takes the input into its next model turn (`run.input` on its stream).
              * @enum {boolean}
@@ -3312,12 +3476,15 @@ export interface components {
             user_message_id: string;
         };
         RunResponseDto: {
+            /** @description The agent the run was created with (the session's pinned agent). */
             agent: components["schemas"]["RunAgentDto"];
             /**
              * Format: date-time
              * @example 2026-11-30T09:00:00.000Z
              */
             created_at: string;
+            /** @description The agent in control (CONTRACT 16): `agent` until a handoff, then its target; a run starts with the agent that had control of its session last. */
+            current_agent: components["schemas"]["RunAgentDto"];
             error: components["schemas"]["RunErrorDto"] | null;
             final_message_id: string | null;
             /** Format: date-time */
@@ -3338,12 +3505,20 @@ export interface components {
             metadata: {
                 [key: string]: string;
             };
-            /** @example scripted */
+            /**
+             * @description The model of the agent in control (after a handoff: the target's pinned model).
+             * @example scripted
+             */
             model: string;
             /** @enum {string} */
             object: "run";
             /** @description Sync mode only: the text of the final assistant message. */
             output_text?: Record<string, never>;
+            /**
+             * @description Only on a subagent's run (CONTRACT 16): the parent run that started it (also in webhooks' `data.object`).
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A
+             */
+            parent_run_id?: string;
             /** @description Present while the run waits (a `waiting_for_*` status): why, since when and until when (CONTRACT 17). */
             pause?: components["schemas"]["RunPauseDto"];
             pending_approvals: components["schemas"]["PendingApprovalDto"][];
@@ -3353,7 +3528,7 @@ export interface components {
             /** Format: date-time */
             started_at: string | null;
             /** @enum {string} */
-            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            status: "queued" | "running" | "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "waiting_for_subagents" | "cancelling" | "completed" | "failed" | "cancelled" | "expired" | "terminated";
             /** @example 1 */
             step_count: number;
             /** @enum {string|null} */
@@ -3482,12 +3657,12 @@ export interface components {
         };
         RunWaitingData: {
             /**
-             * @description `approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output; `input_required`: `ask_user` awaits the next user input; `callback`: an http tool's result comes by callback; `timer`: `wait`/`wait_until` sleeps; `quota`: the tenant's spend limit is reached (the run continues when it allows).
+             * @description `approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output; `input_required`: `ask_user` awaits the next user input; `callback`: an http tool's result comes by callback; `timer`: `wait`/`wait_until` sleeps; `quota`: the tenant's spend limit is reached (the run continues when it allows); `subagents`: `wait_for_subagents` waits for subagent runs (CONTRACT 16).
              * @enum {string}
              */
-            reason: "approval_required" | "client_tool" | "input_required" | "callback" | "timer" | "quota";
+            reason: "approval_required" | "client_tool" | "input_required" | "callback" | "timer" | "quota" | "subagents";
             /** @enum {string} */
-            status: "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota";
+            status: "waiting_for_approval" | "waiting_for_tool" | "waiting_for_input" | "waiting_for_callback" | "waiting_for_timer" | "waiting_for_quota" | "waiting_for_subagents";
         };
         /** @description The `run.waiting` event. */
         RunWaitingEvent: {
@@ -3620,12 +3795,24 @@ export interface components {
             /** @enum {string} */
             object: "session";
             /**
+             * @description Only on a subagent: the run that created it.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A
+             */
+            parent_run_id?: string;
+            /**
+             * @description Only on a subagent (CONTRACT 16): the session whose run created it.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A
+             */
+            parent_session_id?: string;
+            /**
              * @description Increments by exactly 1 on every committed change (update, archive, each appended message).
              * @example 1
              */
             revision: number;
             /** @enum {string} */
             status: "active" | "archived";
+            /** @description Only on a subagent: its name and status. */
+            subagent?: components["schemas"]["SubagentInfoDto"];
             /** @example user_dev */
             subject_id: string;
             /** @example tenant_dev */
@@ -3687,6 +3874,196 @@ export interface components {
              * @enum {string|null}
              */
             window: "day" | "month" | null;
+        };
+        SubagentClosedData: {
+            /**
+             * @description The subagent's session, closed by `close_subagent`.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            subagent_id: string;
+        };
+        /** @description The `subagent.closed` event. */
+        SubagentClosedEvent: {
+            data: components["schemas"]["SubagentClosedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subagent.closed";
+        };
+        SubagentCompletedData: {
+            /**
+             * @description Its run that ended.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description That run's terminal status.
+             * @enum {string}
+             */
+            status: "completed" | "failed" | "cancelled" | "expired" | "terminated";
+            /**
+             * @description The subagent's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            subagent_id: string;
+        };
+        /** @description The `subagent.completed` event. */
+        SubagentCompletedEvent: {
+            data: components["schemas"]["SubagentCompletedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subagent.completed";
+        };
+        SubagentCreatedData: {
+            /**
+             * @description The agent it runs.
+             * @example assistant
+             */
+            agent_id: string;
+            /**
+             * @description Its name.
+             * @example researcher_1
+             */
+            name: string;
+            /**
+             * @description Its first run (its events are on its own session).
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description The subagent's session (a child session of this run's session).
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            subagent_id: string;
+            /**
+             * @description The tool call (`call_...`).
+             * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F
+             */
+            tool_call_id: string;
+        };
+        /** @description The `subagent.created` event. */
+        SubagentCreatedEvent: {
+            data: components["schemas"]["SubagentCreatedData"];
+            /**
+             * @description The event (`evt_...`).
+             * @example evt_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B
+             */
+            event_id: string;
+            /**
+             * Format: date-time
+             * @description When the event was committed.
+             * @example 2025-01-02T03:04:05.678Z
+             */
+            occurred_at: string;
+            /**
+             * @description The run it belongs to.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            run_id: string;
+            /**
+             * @description Per run, from 1, gap-free. The SSE `id` of run streams.
+             * @example 42
+             */
+            sequence: number;
+            /**
+             * @description The run's session.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            session_id: string;
+            /**
+             * @description Per session across its runs, from 1, gap-free. The SSE `id` of session streams.
+             * @example 311
+             */
+            session_sequence: number;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "subagent.created";
+        };
+        SubagentInfoDto: {
+            /**
+             * @description The name `create_subagent` gave it.
+             * @example researcher_1
+             */
+            name: string;
+            /**
+             * @description `closed`: `close_subagent` closed it (it takes no more input).
+             * @enum {string}
+             */
+            status: "active" | "closed";
+        };
+        SubagentListResponseDto: {
+            data: components["schemas"]["SessionResponseDto"][];
+            /** @example false */
+            has_more: boolean;
+            /** @enum {string} */
+            object: "list";
         };
         SubmitToolOutputsRequestDto: {
             tool_outputs: components["schemas"]["ToolOutputDto"][];
@@ -9405,6 +9782,72 @@ export interface operations {
                 };
             };
             /** @description Error envelope. code: `quota_exceeded`, `rate_limited` */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `internal_error` */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `unavailable` */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+        };
+    };
+    Sessions_subagents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubagentListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `unauthorized` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `session_not_found` */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
+                };
+            };
+            /** @description Error envelope. code: `rate_limited` */
             429: {
                 headers: {
                     [name: string]: unknown;

@@ -36,6 +36,8 @@ import { RunExecutor } from './worker/run-executor';
 import { RunLoop } from './worker/run-loop';
 import { RunWriter } from './worker/run-writer';
 import { ToolCallEffect } from './worker/tool-call.effect';
+import { SubagentEffect } from './worker/subagent.effect';
+import { SubagentRelay } from './application/subagent-relay';
 import { TurnContext } from './worker/turn-context';
 import { RunWorker } from './worker/run-worker';
 import { RunWaker } from './worker/run-waker';
@@ -73,6 +75,8 @@ import { RunWaker } from './worker/run-waker';
     RunWriter,
     ModelTurnEffect,
     ToolCallEffect,
+    SubagentEffect,
+    SubagentRelay,
     RunLoop,
     LeaseKeeper,
     RunExecutor,

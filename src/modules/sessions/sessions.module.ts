@@ -12,6 +12,8 @@ import { CreateSessionHandler } from './application/commands/create-session/crea
 import { DeleteSessionHandler } from './application/commands/delete-session/delete-session.handler';
 import { UpdateSessionHandler } from './application/commands/update-session/update-session.handler';
 import { GetSessionHandler } from './application/queries/get-session/get-session.handler';
+import { CloseSubagentHandler } from './application/commands/close-subagent/close-subagent.handler';
+import { ListSubagentsHandler } from './application/queries/list-subagents/list-subagents.handler';
 import { GetSessionOwnerHandler } from './application/queries/get-session-owner/get-session-owner.handler';
 import { ListSessionsHandler } from './application/queries/list-sessions/list-sessions.handler';
 import { SessionWorkStatusHandler } from './application/queries/session-work-status/session-work-status.handler';
@@ -37,6 +39,8 @@ import { SessionTtlSweeper } from './application/ttl/session-ttl.sweeper';
     ArchiveSessionHandler,
     DeleteSessionHandler,
     GetSessionHandler,
+    ListSubagentsHandler,
+    CloseSubagentHandler,
     GetSessionOwnerHandler,
     ListSessionsHandler,
     SessionWorkStatusHandler,

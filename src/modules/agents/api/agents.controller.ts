@@ -143,5 +143,5 @@ export class AgentsController {
 }
 
 function inputOf(id: string, dto: AgentVersionBodyDto): AgentVersionInput {
-  return { id, description: dto.description, model: dto.model, instructions: dto.instructions, tools: dto.tools };
+  return { id, description: dto.description, model: dto.model, instructions: dto.instructions, tools: dto.tools, ...(dto.handoffs !== undefined ? { handoffs: dto.handoffs } : {}), ...(dto.subagents !== undefined ? { subagents: dto.subagents } : {}) };
 }

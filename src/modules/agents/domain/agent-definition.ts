@@ -51,7 +51,22 @@ export interface AgentDefinition {
   model: string;
   instructions: string;
   tools: ToolEntry[];
+  /** Agents this one may hand the run to (CONTRACT 16); their versions are pinned as `transfer_to_<id>` tools. */
+  handoffs?: string[];
+  /** Subagents (CONTRACT 16): the four subagent tools, pinned with the version. */
+  subagents?: SubagentsConfig;
 }
+
+/** `subagents` of an agent definition (CONTRACT 16). */
+export interface SubagentsConfig {
+  enabled: boolean;
+  /** Agents a subagent may run besides this one (ids; pinned at their newest version). */
+  agents?: string[];
+  /** Subagent runs of one parent run active at once (default 6). */
+  max_concurrent?: number;
+}
+
+export const DEFAULT_MAX_CONCURRENT_SUBAGENTS = 6;
 
 /** An agent version with its tools resolved, as sessions pin it and runs use it. */
 export interface ResolvedAgent extends AgentDefinition {
@@ -85,12 +100,16 @@ export interface AgentVersionInput {
   model?: string;
   instructions?: string;
   tools: unknown[];
+  handoffs?: unknown;
+  subagents?: unknown;
 }
 
 export interface InlineAgentConfig {
   model?: string;
   instructions?: string;
   tools?: unknown[];
+  handoffs?: unknown;
+  subagents?: unknown;
 }
 
 export interface PreparedAgentVersion {
@@ -99,7 +118,76 @@ export interface PreparedAgentVersion {
   model: string;
   instructions: string;
   entries: ToolEntry[];
+  /** With one `transfer_to_<id>` tool per handoff target (pinned version). */
   resolvedTools: AgentTool[];
+}
+
+/** The tool name the model calls to hand the run to `agentId` (CONTRACT 16). */
+export const HANDOFF_PREFIX = 'transfer_to_';
+
+/** The `transfer_to_<id>` tool of a handoff target, pinned with the version that lists it. */
+export function handoffTool(target: Pick<ResolvedAgent, 'id' | 'version' | 'model' | 'description'>): AgentTool {
+  return {
+    name: `${HANDOFF_PREFIX}${target.id}`,
+    description: `Hands the conversation to the agent "${target.id}"${target.description ? ` (${target.description})` : ''}: it continues with the whole history.`,
+    parameters: { type: 'object', properties: { reason: { type: 'string', maxLength: 2000, description: 'Why the conversation is handed over.' } }, additionalProperties: false },
+    risk: 'auto',
+    visibility: 'public',
+    idempotent: true,
+    executor: 'server',
+    timeoutMs: 5_000,
+    binding: { kind: 'handoff', agent_id: target.id, version: target.version, model: target.model },
+  };
+}
+
+const SUBAGENT_ID = { type: 'string', description: 'The id `create_subagent` returned (or the name it was given).' };
+
+/** The four subagent tools of an agent version whose `subagents` is enabled (CONTRACT 16). */
+export function subagentTools(agents: Array<{ id: string; version: string }> | null, maxConcurrent: number): AgentTool[] {
+  const pinned = agents ? agents.map((a) => ({ agent_id: a.id, version: a.version })) : null;
+  const t = (name: string, op: 'create' | 'send' | 'wait' | 'close', description: string, properties: Record<string, unknown>, required: string[]): AgentTool => ({
+    name,
+    description,
+    parameters: { type: 'object', properties, required, additionalProperties: false },
+    risk: 'auto',
+    visibility: 'public',
+    idempotent: op === 'wait' || op === 'close',
+    executor: 'server',
+    timeoutMs: 5_000,
+    binding: { kind: 'subagents', op, agents: pinned, max_concurrent: maxConcurrent },
+  });
+  return [
+    t(
+      'create_subagent',
+      'create',
+      `Starts a subagent on a task of its own (a child session); returns {subagent_id, run_id} at once while it works. At most ${maxConcurrent} at once.`,
+      {
+        agent_id: { type: 'string', description: `The agent it runs (default: you)${agents?.length ? `; one of: ${agents.map((a) => a.id).join(', ')}` : ''}.` },
+        name: { type: 'string', maxLength: 200, description: 'A name for it.' },
+        instructions: { type: 'string', minLength: 1, description: 'Its task: its first message.' },
+      },
+      ['instructions'],
+    ),
+    t('send_subagent_input', 'send', 'Gives a subagent whose run ended more input: it starts its next run; returns {subagent_id, run_id}.', { subagent_id: SUBAGENT_ID, input: { type: 'string', minLength: 1 } }, ['subagent_id', 'input']),
+    t(
+      'wait_for_subagents',
+      'wait',
+      "Waits until the subagents' runs have ended (or timeout_ms), then returns each one's final text and status.",
+      { subagent_ids: { type: 'array', items: SUBAGENT_ID, description: 'Default: every subagent this run created.' }, timeout_ms: { type: 'integer', minimum: 0 } },
+      [],
+    ),
+    t('close_subagent', 'close', 'Closes a subagent (its active run is cancelled; it takes no more input).', { subagent_id: SUBAGENT_ID }, ['subagent_id']),
+  ];
+}
+
+/** The agents a version may hand off to (its pinned `transfer_to_` tools), in listed order. */
+export function handoffsOf(a: Pick<ResolvedAgent, 'resolvedTools'>): Array<{ id: string; version: string }> {
+  return a.resolvedTools.flatMap((t) => (t.binding.kind === 'handoff' ? [{ id: t.binding.agent_id, version: t.binding.version }] : []));
+}
+
+/** Whether a version can hand off at all (only such runs pay for the handoff reads). */
+export function canHandOff(a: Pick<ResolvedAgent, 'resolvedTools'> | null | undefined): boolean {
+  return !!a && a.resolvedTools.some((t) => t.binding.kind === 'handoff');
 }
 
 /**

@@ -27,7 +27,11 @@ export type ToolBinding =
   | { kind: 'builtin' }
   | { kind: 'http'; url: string; headers: Record<string, string> }
   | { kind: 'mcp'; server: string; url: string; headers: Record<string, string>; tool: string }
-  | { kind: 'function' };
+  | { kind: 'function' }
+  /** `transfer_to_<agent_id>` (CONTRACT 16): never executed; the run's decider hands the run to this pinned agent version. */
+  | { kind: 'handoff'; agent_id: string; version: string; model: string }
+  /** create_subagent / send_subagent_input / wait_for_subagents / close_subagent (CONTRACT 16): the run's decider performs them. */
+  | { kind: 'subagents'; op: 'create' | 'send' | 'wait' | 'close'; agents: Array<{ agent_id: string; version: string }> | null; max_concurrent: number };
 
 /** A tool of one agent version, resolved (MCP tools listed) and pinned with the version. */
 export interface AgentTool extends ToolDefinition {

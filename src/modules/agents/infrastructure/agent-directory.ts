@@ -3,7 +3,23 @@ import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { toJsonb } from '../../../common/database/jsonb';
 import { DomainError, FieldError } from '../../../common/errors/domain-error';
 import { OutboundHttpClient } from '../../../common/outbound/outbound-http';
-import { AgentCatalog, AgentDefinition, AgentDirectory, AgentTool, AgentVersionInput, HttpToolEntry, InlineAgentConfig, McpToolEntry, PreparedAgentVersion, ResolvedAgent, ToolEntry } from '../domain/agent-definition';
+import {
+  AgentCatalog,
+  AgentDefinition,
+  AgentDirectory,
+  AgentTool,
+  AgentVersionInput,
+  DEFAULT_MAX_CONCURRENT_SUBAGENTS,
+  handoffsOf,
+  handoffTool,
+  subagentTools,
+  HttpToolEntry,
+  InlineAgentConfig,
+  McpToolEntry,
+  PreparedAgentVersion,
+  ResolvedAgent,
+  ToolEntry,
+} from '../domain/agent-definition';
 import { ToolRegistry, ToolRisk, ToolVisibility } from '../domain/tool';
 import { parseToolEntries } from '../domain/tool-entries';
 import { schemaProblem } from './tools/ajv-validator';
@@ -112,9 +128,12 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     });
     errors.push(...parsed.errors);
     if (!parsed.errors.length) errors.push(...(await this.secrets.check(_tenantId, parsed.entries)));
+    const handoffs = await this.resolveHandoffs(_tenantId, input.handoffs, 'handoffs', input.id, errors);
+    handoffs.push(...(await this.resolveSubagents(_tenantId, input.subagents, 'subagents', input.id, errors)));
     if (errors.length) throw new DomainError('invalid_request', 'the agent definition is invalid', { errors });
-    const { tools: resolvedTools, errors: listErrors } = await this.resolve(parsed.entries, _tenantId, true);
+    const { tools: listed, errors: listErrors } = await this.resolve(parsed.entries, _tenantId, true);
     if (listErrors.length) throw new DomainError('invalid_request', 'the agent definition is invalid', { errors: listErrors });
+    const resolvedTools = [...listed, ...handoffs];
     const names = new Set<string>();
     for (const t of resolvedTools) {
       if (names.has(t.name)) throw new DomainError('invalid_request', 'the agent definition is invalid', { errors: [{ field: 'tools', message: `two tools are named "${t.name}"` }] });
@@ -180,8 +199,11 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     }
     const parsed = parseToolEntries(raw, { urlAllowed: () => false, builtin: (n) => this.tools.get(n) !== null, schemaProblem }, 'agent.tools');
     errors.push(...parsed.errors);
+    const handoffs = await this.resolveHandoffs(tenantId, cfg.handoffs, 'agent.handoffs', null, errors);
+    handoffs.push(...(await this.resolveSubagents(tenantId, cfg.subagents, 'agent.subagents', null, errors)));
     if (errors.length) throw new DomainError('invalid_request', 'the inline agent configuration is invalid', { errors });
-    const { tools } = await this.resolve(parsed.entries, tenantId, true);
+    const { tools: listed } = await this.resolve(parsed.entries, tenantId, true);
+    const tools = [...listed, ...handoffs];
     const rows: VersionRow[] = await this.uow.manager.query(
       `INSERT INTO agent_versions (tenant_id, agent_id, version, description, model, instructions, tools, resolved_tools, created_by, created_at, hidden)
        VALUES ($1, $2, 1, '', $3, $4, $5::jsonb, $6::jsonb, $7, now(), true) RETURNING *`,
@@ -208,13 +230,83 @@ export class DefaultAgentDirectory extends AgentDirectory implements OnApplicati
     return a;
   }
 
+  /**
+   * `handoffs` (CONTRACT 16): agent ids of the tenant (file agents or its live API agents), each
+   * pinned at its newest version as a `transfer_to_<id>` tool; problems go to `errors` (400).
+   */
+  private async resolveHandoffs(tenantId: string, raw: unknown, field: string, self: string | null, errors: FieldError[]): Promise<AgentTool[]> {
+    if (raw === undefined || raw === null) return [];
+    if (!Array.isArray(raw) || raw.length > 32 || raw.some((x) => typeof x !== 'string')) {
+      errors.push({ field, message: 'must be an array of at most 32 agent ids' });
+      return [];
+    }
+    const out: AgentTool[] = [];
+    for (const [i, id] of (raw as string[]).entries()) {
+      if (id === self) errors.push({ field: `${field}[${i}]`, message: 'an agent cannot hand off to itself' });
+      else if ((raw as string[]).indexOf(id) !== i) errors.push({ field: `${field}[${i}]`, message: `"${id}" is listed twice` });
+      else {
+        const target = ID_RE.test(id) && !id.startsWith('inline_') ? await this.find(tenantId, id) : null;
+        if (!target) errors.push({ field: `${field}[${i}]`, message: `no agent "${id}" in this tenant` });
+        else out.push(handoffTool(target));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * `subagents: {enabled, agents?, max_concurrent?}` (CONTRACT 16): enabled, the four subagent
+   * tools with `agents` pinned at their newest versions (agents of the tenant, else 400).
+   */
+  private async resolveSubagents(tenantId: string | null, raw: unknown, field: string, self: string | null, errors: FieldError[]): Promise<AgentTool[]> {
+    if (raw === undefined || raw === null) return [];
+    const cfg = raw as { enabled?: unknown; agents?: unknown; max_concurrent?: unknown };
+    if (typeof raw !== 'object' || Array.isArray(raw) || typeof cfg.enabled !== 'boolean') {
+      errors.push({ field, message: 'must be {"enabled": boolean, "agents"?: [agent ids], "max_concurrent"?: 1..32}' });
+      return [];
+    }
+    const extra = Object.keys(raw).filter((k) => !['enabled', 'agents', 'max_concurrent'].includes(k));
+    if (extra.length) errors.push({ field, message: `unknown field(s): ${extra.join(', ')}` });
+    const max = cfg.max_concurrent ?? DEFAULT_MAX_CONCURRENT_SUBAGENTS;
+    if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 32) errors.push({ field: `${field}.max_concurrent`, message: 'must be an integer 1..32' });
+    let agents: Array<{ id: string; version: string }> | null = null;
+    if (cfg.agents !== undefined) {
+      if (!Array.isArray(cfg.agents) || cfg.agents.length > 32 || cfg.agents.some((x) => typeof x !== 'string')) {
+        errors.push({ field: `${field}.agents`, message: 'must be an array of at most 32 agent ids' });
+      } else {
+        agents = [];
+        for (const [i, id] of (cfg.agents as string[]).entries()) {
+          if (id === self) continue;
+          const target = ID_RE.test(id) && !id.startsWith('inline_') ? (tenantId === null ? await this.fileAgent(id) : await this.find(tenantId, id)) : null;
+          if (!target) errors.push({ field: `${field}.agents[${i}]`, message: `no agent "${id}" in this tenant` });
+          else agents.push({ id: target.id, version: target.version });
+        }
+      }
+    }
+    if (!cfg.enabled) return [];
+    return subagentTools(agents, typeof max === 'number' ? max : DEFAULT_MAX_CONCURRENT_SUBAGENTS);
+  }
+
+  private async fileAgent(id: string): Promise<AgentDefinition | null> {
+    return this.files.get(id);
+  }
+
   private readonly fileResolved = new Map<string, ResolvedAgent>();
 
   private async resolveFile(d: AgentDefinition): Promise<ResolvedAgent> {
     const key = `${d.id}@${d.version}`;
     const hit = this.fileResolved.get(key);
     if (hit) return hit;
-    const { tools, errors } = await this.resolve(d.tools, null, false);
+    const resolved = await this.resolve(d.tools, null, false);
+    const errors = resolved.errors;
+    // A file agent hands off to file agents only (shared by every tenant), pinned at their newest version.
+    const tools = [...resolved.tools];
+    for (const id of d.handoffs ?? []) {
+      const target = this.files.get(id);
+      if (target) tools.push(handoffTool(target));
+      else errors.push({ field: 'handoffs', message: `no file agent "${id}"` });
+    }
+    // A file agent's subagents are file agents.
+    tools.push(...(await this.resolveSubagents(null, d.subagents, 'subagents', d.id, errors)));
     const a: ResolvedAgent = { ...d, source: 'file', tenantId: null, resolvedTools: tools, createdAt: null, deletedAt: null };
     for (const t of tools) if (t.visibility === 'private') this.tools.notePrivateTool(t.name);
     if (errors.length) this.logger.warn(`agent ${d.id} v${d.version}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')} (retried on next use)`);
@@ -293,6 +385,7 @@ function fromRow(r: VersionRow): ResolvedAgent {
     source: 'api',
     tenantId: r.tenant_id,
     resolvedTools: r.resolved_tools,
+    handoffs: handoffsOf({ resolvedTools: r.resolved_tools }).map((h) => h.id),
     createdAt: new Date(r.created_at),
     deletedAt: r.deleted_at ? new Date(r.deleted_at) : null,
   };

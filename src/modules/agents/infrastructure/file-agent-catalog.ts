@@ -15,6 +15,7 @@ function parseDefinition(file: string, raw: unknown): AgentDefinition {
   if (typeof d.model !== 'string' || !d.model) problems.push('model');
   // Entries are checked in full (built-in names, http/mcp/function objects) by the agents module at start-up.
   if (!Array.isArray(d.tools) || d.tools.some((t) => typeof t !== 'string' && (t === null || typeof t !== 'object'))) problems.push('tools');
+  if (d.handoffs !== undefined && (!Array.isArray(d.handoffs) || d.handoffs.some((h) => typeof h !== 'string' || h === d.id))) problems.push('handoffs');
   if (problems.length) throw new Error(`agent definition ${file}: invalid ${problems.join(', ')}`);
   return {
     id: d.id!,
@@ -23,6 +24,8 @@ function parseDefinition(file: string, raw: unknown): AgentDefinition {
     model: d.model!,
     instructions: typeof d.instructions === 'string' ? d.instructions : '',
     tools: structuredClone(d.tools!),
+    ...(d.handoffs?.length ? { handoffs: [...d.handoffs] } : {}),
+    ...(d.subagents ? { subagents: structuredClone(d.subagents) } : {}),
   };
 }
 
@@ -47,6 +50,9 @@ export class FileAgentCatalog extends AgentCatalog {
       list.push(def);
       list.sort((a, b) => Number(a.version) - Number(b.version));
       this.versions.set(def.id, list);
+    }
+    for (const list of this.versions.values()) {
+      for (const d of list) for (const h of d.handoffs ?? []) if (!this.versions.has(h)) throw new Error(`agent definition ${d.id}.v${d.version}.json: handoff to "${h}", which is not a file agent`);
     }
     if (this.versions.size === 0) throw new Error(`no agent definitions found in ${config.agentsDir}`);
     if (!this.versions.has(config.agentDefaultId)) throw new Error(`AGENT_DEFAULT_ID "${config.agentDefaultId}" is not a configured agent`);

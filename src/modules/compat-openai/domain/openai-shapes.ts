@@ -121,6 +121,7 @@ export function turnStatusOf(status: string): TurnStatus {
     case 'waiting_for_callback':
     case 'waiting_for_timer':
     case 'waiting_for_quota':
+    case 'waiting_for_subagents':
       return 'waiting';
     case 'completed':
       return 'completed';

@@ -103,13 +103,13 @@ const SHARED: Record<string, SchemaObject> = {
 export const EVENT_DATA_SCHEMAS: Record<DocumentedEventType, SchemaObject> = {
   'run.started': obj({ status: { type: 'string', enum: ['running'] } }),
   'run.waiting': obj({
-    status: { type: 'string', enum: ['waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'waiting_for_callback', 'waiting_for_timer', 'waiting_for_quota'] },
+    status: { type: 'string', enum: ['waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'waiting_for_callback', 'waiting_for_timer', 'waiting_for_quota', 'waiting_for_subagents'] },
     reason: {
       type: 'string',
-      enum: ['approval_required', 'client_tool', 'input_required', 'callback', 'timer', 'quota'],
+      enum: ['approval_required', 'client_tool', 'input_required', 'callback', 'timer', 'quota', 'subagents'],
       description:
         '`approval_required`: a tool call awaits a decision; `client_tool`: a client tool awaits its output; `input_required`: `ask_user` awaits the next user input; ' +
-        "`callback`: an http tool's result comes by callback; `timer`: `wait`/`wait_until` sleeps; `quota`: the tenant's spend limit is reached (the run continues when it allows).",
+        "`callback`: an http tool's result comes by callback; `timer`: `wait`/`wait_until` sleeps; `quota`: the tenant's spend limit is reached (the run continues when it allows); `subagents`: `wait_for_subagents` waits for subagent runs (CONTRACT 16).",
     },
   }),
   'run.input_requested': obj({
@@ -117,6 +117,25 @@ export const EVENT_DATA_SCHEMAS: Record<DocumentedEventType, SchemaObject> = {
     tool_call_id: ids.toolCall,
     expires_at: dateTime('Unanswered until then (INPUT_TTL_MS), the run is `expired`.'),
   }),
+  'agent.handoff': obj({
+    from_agent: str('The agent that handed the run over.', 'triage_agent'),
+    to_agent: str("The agent in control from here on: the version the handing agent pinned (the Run's `current_agent`), with its instructions, model and tools; the history is kept.", 'billing_agent'),
+    reason: { type: 'string', nullable: true, description: 'The `reason` the model gave, if any.', example: 'a refund question' },
+    tool_call_id: ids.toolCall,
+  }),
+  'subagent.created': obj({
+    subagent_id: str("The subagent's session (a child session of this run's session).", 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C'),
+    name: str('Its name.', 'researcher_1'),
+    agent_id: str('The agent it runs.', 'assistant'),
+    run_id: str('Its first run (its events are on its own session).', 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C'),
+    tool_call_id: ids.toolCall,
+  }),
+  'subagent.completed': obj({
+    subagent_id: str("The subagent's session.", 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C'),
+    run_id: str('Its run that ended.', 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C'),
+    status: { type: 'string', enum: ['completed', 'failed', 'cancelled', 'expired', 'terminated'], description: "That run's terminal status." },
+  }),
+  'subagent.closed': obj({ subagent_id: str("The subagent's session, closed by `close_subagent`.", 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C') }),
   'run.resumed': obj({ status: { type: 'string', enum: ['running'] } }),
   'run.cancel_requested': obj({ requested_by: str('The subject that asked for the cancel.', 'user_dev') }),
   'run.input': obj({ message_id: str('The steered user message this run took into its next model turn.', 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E') }),

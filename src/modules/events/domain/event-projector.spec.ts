@@ -32,6 +32,20 @@ const TABLE: Row[] = [
     data: { question: 'Which order?', tool_call_id: 'call_1', expires_at: '2026-01-01T00:00:00.000Z' },
     member: { question: 'Which order?', tool_call_id: 'call_1', expires_at: '2026-01-01T00:00:00.000Z' },
   },
+  {
+    name: 'agent.handoff (agents and the reason are never redacted)',
+    type: 'agent.handoff',
+    data: { from_agent: 'triage_agent', to_agent: 'billing_agent', reason: 'refund', tool_call_id: 'call_1' },
+    member: { from_agent: 'triage_agent', to_agent: 'billing_agent', reason: 'refund', tool_call_id: 'call_1' },
+  },
+  {
+    name: 'subagent.created (names and ids are never redacted)',
+    type: 'subagent.created',
+    data: { subagent_id: 'sess_c', name: 'r1', agent_id: 'assistant', run_id: 'run_c', tool_call_id: 'call_1' },
+    member: { subagent_id: 'sess_c', name: 'r1', agent_id: 'assistant', run_id: 'run_c', tool_call_id: 'call_1' },
+  },
+  { name: 'subagent.completed', type: 'subagent.completed', data: { subagent_id: 'sess_c', run_id: 'run_c', status: 'completed' }, member: { subagent_id: 'sess_c', run_id: 'run_c', status: 'completed' } },
+  { name: 'subagent.closed', type: 'subagent.closed', data: { subagent_id: 'sess_c' }, member: { subagent_id: 'sess_c' } },
   { name: 'message.started', type: 'message.started', data: { message_id: 'msg_1', role: 'assistant' }, member: { message_id: 'msg_1', role: 'assistant' } },
   {
     name: 'message.delta (text is never redacted)',

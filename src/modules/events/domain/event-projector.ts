@@ -84,6 +84,10 @@ export function projectData(e: Pick<StoredRunEvent, 'type' | 'data'>, audience: 
     case 'run.cancel_requested':
     case 'run.input':
     case 'run.input_requested':
+    case 'agent.handoff':
+    case 'subagent.created':
+    case 'subagent.completed':
+    case 'subagent.closed':
     case 'message.started':
     case 'message.delta':
     case 'usage':

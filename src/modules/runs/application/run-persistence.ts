@@ -121,8 +121,15 @@ export class RunPersistence {
       if (e.type === 'run.started') starts = true;
       else if (e.type === 'run.finished') finishes = true;
     }
+    // Subagents (CONTRACT 16): what the commit decided for parent and children, carried out after it.
+    const cancels = run.unsavedSubagentCancels.length > 0 ? [...run.unsavedSubagentCancels] : null;
+    const closes = run.unsavedSubagentCloses.length > 0 ? [...run.unsavedSubagentCloses] : null;
+    const parent = finishes ? run.propsForPersistence().state.parent : undefined;
     await this.commit(run, inTx, message);
     if (starts || finishes) this.reportCommitted(run, starts, finishes);
+    if (cancels) this.uow.afterCommit(() => this.signals.subagentRunsToCancel(cancels, `run:${run.id}`));
+    if (closes) this.uow.afterCommit(() => this.signals.subagentsClosed(run.owner.tenantId, closes));
+    if (parent) this.uow.afterCommit(() => this.signals.subagentRunEnded({ id: run.id, parent: { ...parent } }));
   }
 
   /** A run's start and end, once committed: one info line each and the run metrics. */

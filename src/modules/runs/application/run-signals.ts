@@ -27,6 +27,30 @@ export class RunSignals {
     this.emitter.on(`steer:${runId}`, fn);
     return () => this.emitter.off(`steer:${runId}`, fn);
   }
+  /** A subagent's run ended (committed): its parent run is told (SubagentRelay). */
+  subagentRunEnded(run: { id: string; parent: { run_id: string; subagent_id: string } }): void {
+    this.emitter.emit('subagent-ended', run);
+  }
+  onSubagentRunEnded(fn: (run: { id: string; parent: { run_id: string; subagent_id: string } }) => void): () => void {
+    this.emitter.on('subagent-ended', fn);
+    return () => this.emitter.off('subagent-ended', fn);
+  }
+  /** A parent's cancel or `close_subagent` (committed): these subagent runs are cancelled (SubagentRelay). */
+  subagentRunsToCancel(runIds: readonly string[], by: string): void {
+    this.emitter.emit('subagent-cancel', [...runIds], by);
+  }
+  onSubagentRunsToCancel(fn: (runIds: string[], by: string) => void): () => void {
+    this.emitter.on('subagent-cancel', fn);
+    return () => this.emitter.off('subagent-cancel', fn);
+  }
+  /** `close_subagent` (committed): these subagent sessions are marked closed (SubagentRelay). */
+  subagentsClosed(tenantId: string, sessionIds: readonly string[]): void {
+    this.emitter.emit('subagent-closed', tenantId, [...sessionIds]);
+  }
+  onSubagentsClosed(fn: (tenantId: string, sessionIds: string[]) => void): () => void {
+    this.emitter.on('subagent-closed', fn);
+    return () => this.emitter.off('subagent-closed', fn);
+  }
   cancelRequested(runId: string): void {
     this.emitter.emit(`cancel:${runId}`);
   }

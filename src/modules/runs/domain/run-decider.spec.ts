@@ -1,7 +1,7 @@
 import { DomainError } from '../../../common/errors/domain-error';
 import { newTestRun } from '../../../../test/helpers/run-fixture';
 import { DEFAULT_LIMITS, PendingToolCall, RunState, SteeredInput } from './run-state';
-import { admit, ConcurrencyMode, decide, DecideEnv, Effect, evolve, NextCallEstimate, Observation, QuotaStatus, RunEvent, ToolFacts, toolRetryDelayMs } from './run-decider';
+import { admit, ConcurrencyMode, decide, DecideEnv, Effect, evolve, HandoffTarget, NextCallEstimate, Observation, QuotaStatus, RunEvent, ToolFacts, toolRetryDelayMs } from './run-decider';
 
 /**
  * The loop's rules as tables: given(events).when(observation).then(events, effect). The state a
@@ -18,6 +18,11 @@ const TOOLS: Record<string, ToolFacts> = {
   wait: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
   wait_until: { risk: 'auto', executor: 'server', idempotent: true, pause: 'timer' },
   hook_tool: { risk: 'auto', executor: 'server', idempotent: true, callback_timeout_ms: 60_000 },
+  create_subagent: { risk: 'auto', executor: 'server', idempotent: false, subagent: { op: 'create', agents: [{ id: 'researcher', version: '2' }], max_concurrent: 2 } },
+  send_subagent_input: { risk: 'auto', executor: 'server', idempotent: false, subagent: { op: 'send', agents: null, max_concurrent: 2 } },
+  wait_for_subagents: { risk: 'auto', executor: 'server', idempotent: true, subagent: { op: 'wait', agents: null, max_concurrent: 2 } },
+  close_subagent: { risk: 'auto', executor: 'server', idempotent: true, subagent: { op: 'close', agents: null, max_concurrent: 2 } },
+  transfer_to_billing_agent: { risk: 'auto', executor: 'server', idempotent: true, handoff: { id: 'billing_agent', version: '3', model: 'scripted-billing' } },
 };
 const HASH = 'a'.repeat(64);
 
@@ -82,6 +87,34 @@ const turnOutcome = (o: Partial<Extract<Observation, { type: 'model_turn_ended' 
   ...o,
 });
 
+/** Subagents `sess_<n>` (runs `run_<n>`, named `<n>`) started by create_subagent calls of one turn (completed). */
+function children(names: string[]): RunEvent[] {
+  return names.flatMap((n): RunEvent[] => [
+    requested({ ...call('create_subagent', `call_${n}`, { instructions: n }), status: 'completed' }),
+    { type: 'subagent_run_started', tool_call_id: `call_${n}`, subagent: { id: `sess_${n}`, name: n, agent: { id: 'a', version: '1' } }, run_id: `run_${n}`, created: true },
+  ]);
+}
+/** A subagent run's end as reported: 100 input tokens each. */
+const outcome = (n: string, status: 'completed' | 'failed', text: string | null) => ({
+  subagent_id: `sess_${n}`,
+  run_id: `run_${n}`,
+  status,
+  text,
+  usage: { input_tokens: 100, output_tokens: 0, cached_input_tokens: 0, tool_calls: 1 },
+});
+/** A parent waiting (timeout 30 s from T0 + 1000) for the subagents `names`. */
+function waitingFor(names: string[]): RunEvent[] {
+  return [
+    started,
+    turn(),
+    ended(),
+    ...children(names),
+    requested(call('wait_for_subagents', 'call_w', { timeout_ms: 30_000 })),
+    { type: 'subagents_awaited', tool_call_id: 'call_w', subagent_ids: names.map((n) => `sess_${n}`), at: T0 + 1000, until: T0 + 1000 + 30_000 },
+    { type: 'waiting', status: 'waiting_for_subagents', reason: 'subagents' },
+  ];
+}
+
 function given(events: RunEvent[], start = initial()): RunState {
   return events.reduce(evolve, start);
 }
@@ -98,6 +131,8 @@ interface Row {
   quota?: QuotaStatus;
   /** The claim's access re-check of a queued run (false: the owner's key was revoked). */
   ownerAccess?: boolean;
+  /** The agent in control when the session's previous run ended (a queued run whose agent can hand off). */
+  lastAgent?: HandoffTarget | null;
   /** Expected events: a prefix-free list of types, or (for detail) the events themselves. */
   then: Array<RunEvent['type'] | Partial<RunEvent>>;
   effect: Partial<Effect>;
@@ -558,6 +593,233 @@ const TABLE: Row[] = [
     state: (s) => expect(evolve(s, turn('msg_t')).state.inputs).toEqual([{ message_id: 'msg_st', before: 'msg_t' }]),
   },
 
+  // ---- handoffs (CONTRACT 16)
+  {
+    name: 'transfer_to_<agent> completes at once and hands the run to the pinned target (its model; the turn that asked was the step)',
+    given: [started, turn(), ended(), requested(call('transfer_to_billing_agent', 'call_1', { reason: 'a refund' }))],
+    when: { type: 'tick' },
+    then: [
+      { type: 'tool_started', tool_call_id: 'call_1', attempt: 1 },
+      { type: 'tool_finished', tool_call_id: 'call_1', result: { ok: true, result: { handed_off_to: { id: 'billing_agent', version: '3' } } } },
+      { type: 'handed_off', tool_call_id: 'call_1', from: { id: 'a', version: '1' }, to: { id: 'billing_agent', version: '3' }, model: 'scripted-billing', reason: 'a refund' },
+    ],
+    effect: { type: 'continue' },
+    state: (s) => {
+      expect([s.status, s.stepCount, s.model, s.state.current_agent, s.agent]).toEqual(['running', 1, 'scripted-billing', { id: 'billing_agent', version: '3' }, { id: 'a', version: '1' }]);
+      // The next step is the target's model turn (after the turn's calls are cleared).
+      const next = decide(evolve(s, { type: 'pending_cleared' }), { type: 'tick' }, env());
+      expect(next.effect).toMatchObject({ type: 'call_model' });
+    },
+  },
+  {
+    name: 'a handoff does not run the other calls of its turn: each fails handed_off for the model to read',
+    given: [started, turn(), ended(), requested(call('transfer_to_billing_agent', 'call_1'), call('get_time', 'call_2'))],
+    when: { type: 'tick' },
+    then: [
+      'tool_started',
+      { type: 'tool_finished', tool_call_id: 'call_1' },
+      { type: 'tool_finished', tool_call_id: 'call_2', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'handed_off' }) } as never },
+      { type: 'handed_off', reason: null },
+    ],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'a transfer_to_ name the agent in control does not list is a tool error shown to the model; the run goes on',
+    given: [started, turn(), ended(), requested(call('transfer_to_nobody', 'call_1'))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'handoff_not_allowed' }) } as never }],
+    effect: { type: 'continue' },
+    state: (s) => expect([s.status, s.state.current_agent]).toEqual(['running', undefined]),
+  },
+  {
+    name: 'max_steps is per run, not per agent: after a handoff the target gets only the steps left',
+    limits: { max_steps: 1 },
+    given: [
+      started,
+      turn(),
+      ended(),
+      requested({ ...call('transfer_to_billing_agent'), status: 'completed' }),
+      { type: 'handed_off', tool_call_id: 'call_1', from: { id: 'support_agent', version: '1' }, to: { id: 'billing_agent', version: '3' }, model: 'm', reason: null },
+      { type: 'pending_cleared' },
+    ],
+    when: { type: 'tick' },
+    then: [finishedWith('terminated', { reason: 'max_steps' })],
+    effect: { type: 'finish' },
+  },
+  {
+    name: "a run starts with the agent that had control of its session last (its pinned model)",
+    given: [],
+    lastAgent: { id: 'billing_agent', version: '3', model: 'scripted-billing' },
+    when: { type: 'tick' },
+    then: [{ type: 'started', agent: { id: 'billing_agent', version: '3', model: 'scripted-billing' } }],
+    effect: { type: 'continue' },
+    state: (s) => expect([s.status, s.state.current_agent, s.model]).toEqual(['running', { id: 'billing_agent', version: '3' }, 'scripted-billing']),
+  },
+  {
+    name: "a run whose session's last agent is its own starts as it is",
+    given: [],
+    lastAgent: { id: 'a', version: '1', model: 'scripted' },
+    when: { type: 'tick' },
+    then: [{ type: 'started' }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.current_agent).toBeUndefined(),
+  },
+
+  // ---- subagents (CONTRACT 16)
+  {
+    name: 'create_subagent starts a child run (its start committed first); the call is started',
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { agent_id: 'researcher', name: 'r1', instructions: 'look it up' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_started', tool_call_id: 'call_1', attempt: 1 }],
+    effect: { type: 'start_subagent_run', subagent: { id: null, name: 'r1', agent: { id: 'researcher', version: '2' } }, input: 'look it up' },
+  },
+  {
+    name: 'the child run started: the call returns {subagent_id, run_id} at once (subagent.created), the parent goes on',
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { instructions: 'x' })), toolStarted()],
+    when: { type: 'subagent_run_started', tool_call_id: 'call_1', subagent: { id: 'sess_c1', name: 'subagent_1', agent: { id: 'a', version: '1' } }, run_id: 'run_c1', created: true },
+    then: ['subagent_run_started', { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', run_id: 'run_c1' } } }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagents).toEqual([{ id: 'sess_c1', name: 'subagent_1', agent: { id: 'a', version: '1' }, run_id: 'run_c1', status: 'queued', text: null, closed: false }]),
+  },
+  {
+    name: 'create_subagent of an agent not listed in subagents.agents is a tool error',
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { agent_id: 'other', instructions: 'x' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'subagent_not_allowed' }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: 'max_concurrent: a third active subagent run is refused and the tool result says so',
+    given: [started, turn(), ended(), ...children(['c1', 'c2']), requested(call('create_subagent', 'call_9', { instructions: 'x' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'max_concurrent_subagents', message: expect.stringContaining('at most 2') }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: "send_subagent_input to a subagent whose run ended (by its name) starts its next run in the same child session",
+    given: [started, turn(), ended(), ...children(['c1']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }, requested(call('send_subagent_input', 'call_s', { subagent_id: 'c1', input: 'more' }))],
+    when: { type: 'tick' },
+    then: ['tool_started'],
+    effect: { type: 'start_subagent_run', subagent: { id: 'sess_c1', name: 'c1', agent: { id: 'a', version: '1' } }, input: 'more' },
+  },
+  {
+    name: 'send_subagent_input to a subagent still running is a tool error (subagent_busy)',
+    given: [started, turn(), ended(), ...children(['c1']), requested(call('send_subagent_input', 'call_s', { subagent_id: 'sess_c1', input: 'more' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'subagent_busy' }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: "send's run started: the subagent's latest run is the new one (no second subagent.created)",
+    given: [started, turn(), ended(), ...children(['c1']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }, requested(call('send_subagent_input', 'call_s', { subagent_id: 'c1', input: 'more' })), toolStarted('call_s')],
+    when: { type: 'subagent_run_started', tool_call_id: 'call_s', subagent: { id: 'sess_c1', name: 'c1', agent: { id: 'a', version: '1' } }, run_id: 'run_c1b', created: false },
+    then: [{ type: 'subagent_run_started', created: false }, { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', run_id: 'run_c1b' } } }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagents).toEqual([expect.objectContaining({ id: 'sess_c1', run_id: 'run_c1b', status: 'queued', text: null })]),
+  },
+  {
+    name: 'wait_for_subagents with children running: the run waits (waiting_for_subagents) until timeout_ms',
+    given: [started, turn(), ended(), ...children(['c1', 'c2']), requested(call('wait_for_subagents', 'call_w', { timeout_ms: 30_000 }))],
+    when: { type: 'tick' },
+    then: [{ type: 'subagents_awaited', tool_call_id: 'call_w', subagent_ids: ['sess_c1', 'sess_c2'], until: T0 + 1000 + 30_000 }, { type: 'waiting', status: 'waiting_for_subagents', reason: 'subagents' }],
+    effect: { type: 'wait', status: 'waiting_for_subagents' },
+    // Looked at again every 5 s (a lost report of a child's end is read then), answered at `until`.
+    state: (s) =>
+      expect(s.state.pause).toMatchObject({ reason: 'subagents', until: new Date(T0 + 1000 + 30_000).toISOString(), wake_at: new Date(T0 + 1000 + 5_000).toISOString(), details: { subagent_ids: ['sess_c1', 'sess_c2'] } }),
+  },
+  {
+    name: 'wait: a recheck before timeout_ms with nothing new decides nothing (the run keeps waiting)',
+    given: waitingFor(['c1', 'c2']),
+    when: { type: 'wake' },
+    now: T0 + 1000 + 5_000,
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'wait: one child ended, another still runs: recorded (subagent.completed), the parent keeps waiting',
+    given: waitingFor(['c1', 'c2']),
+    when: { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+    then: ['subagent_ended'],
+    effect: { type: 'none' },
+    state: (s) => expect([s.status, s.state.subagents!.map((c) => c.status)]).toEqual(['waiting_for_subagents', ['completed', 'queued']]),
+  },
+  {
+    name: 'wait: all done: the parent resumes with their final texts and statuses as the tool result',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'subagent_ended', outcome: outcome('c2', 'completed', 'two') },
+    then: [
+      'subagent_ended',
+      'resumed',
+      {
+        type: 'tool_finished',
+        tool_call_id: 'call_w',
+        result: {
+          ok: true,
+          result: {
+            timed_out: false,
+            subagents: [
+              { subagent_id: 'sess_c1', name: 'c1', run_id: 'run_c1', status: 'completed', text: 'one' },
+              { subagent_id: 'sess_c2', name: 'c2', run_id: 'run_c2', status: 'completed', text: 'two' },
+            ],
+          },
+        },
+      },
+    ],
+    effect: { type: 'resume' },
+    // The children's tokens and tool calls are the parent's too; their model calls are their own.
+    state: (s) => expect([s.status, s.state.pause, s.usage.input_tokens, s.usage.tool_calls, s.usage.model_calls]).toEqual(['running', null, 200, 3, 1]),
+  },
+  {
+    name: 'wait: one failed: the parent resumes all the same, the failure in the result for the model',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'subagent_ended', outcome: outcome('c2', 'failed', null) },
+    then: ['subagent_ended', 'resumed', { type: 'tool_finished', result: { ok: true, result: expect.objectContaining({ subagents: [expect.objectContaining({ status: 'completed' }), expect.objectContaining({ status: 'failed', text: null })] }) } as never }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'wait: timeout_ms passes first: the call answers timed_out with what is known',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'wake' },
+    now: T0 + 1000 + 30_000,
+    then: ['resumed', { type: 'tool_finished', result: { ok: true, result: { timed_out: true, subagents: [expect.objectContaining({ status: 'completed' }), expect.objectContaining({ status: 'queued', text: null })] } } as never }],
+    effect: { type: 'resume' },
+  },
+  {
+    name: 'a report of a run the parent does not know (late, repeated, another run) decides nothing',
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'close_subagent (by id or name): closed (subagent.closed) and its active run cancelled',
+    given: [started, turn(), ended(), ...children(['c1']), requested(call('close_subagent', 'call_x', { subagent_id: 'c1' }))],
+    when: { type: 'tick' },
+    then: ['tool_started', { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', status: 'closed' } } }, { type: 'subagent_closed', subagent_id: 'sess_c1' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'] }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagents![0].closed).toBe(true),
+  },
+  {
+    name: "cancel cascades: cancelling the parent asks to cancel its subagents' active runs",
+    given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
+    when: { type: 'cancel_requested', requested_by: 'u' },
+    then: ['cancel_requested', { type: 'subagents_cancel_requested', run_ids: ['run_c2'] }, finishedWith('cancelled')],
+    effect: { type: 'finish' },
+  },
+  {
+    name: "budget exhaustion by a child: its tokens count toward the parent's max_total_tokens, the parent ends token_budget",
+    limits: { max_total_tokens: 100 },
+    given: waitingFor(['c1']),
+    when: { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+    then: ['subagent_ended', 'resumed', 'tool_finished'],
+    effect: { type: 'resume' },
+    state: (s) => {
+      expect(s.usage.input_tokens).toBe(100 + 0);
+      const next = decide(evolve(s, { type: 'pending_cleared' }), { type: 'tick' }, env());
+      expect(next.events).toEqual([expect.objectContaining({ type: 'finished', status: 'terminated', reason: 'token_budget' })]);
+    },
+  },
+
   // ---- pauses (CONTRACT 17): ask_user, timers, callbacks, quota
   {
     name: 'ask_user pauses the run for input (tool.started + run.input_requested), expiring after INPUT_TTL',
@@ -910,7 +1172,7 @@ const TABLE: Row[] = [
 describe('run decider: given(events).when(observation).then(events, effect)', () => {
   it.each(TABLE.map((r) => [r.name, r] as const))('%s', (_name, row) => {
     const state = given(row.given, initial(row.limits));
-    const d = decide(state, row.when, env(row.now, row.next, row.quota, row.ownerAccess));
+    const d = decide(state, row.when, { ...env(row.now, row.next, row.quota, row.ownerAccess), ...(row.lastAgent !== undefined ? { lastAgent: row.lastAgent } : {}) });
     expect(d.events).toHaveLength(row.then.length);
     row.then.forEach((t, i) => expect(d.events[i]).toMatchObject(typeof t === 'string' ? { type: t } : t));
     expect(d.effect).toMatchObject(row.effect);

@@ -2,8 +2,10 @@ import { addAmounts, callCost, compareAmounts, TokenPrice } from '../../usage/do
 import { DomainError } from '../../../common/errors/domain-error';
 import type { ContentPart } from '../../agents/domain/model-provider';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
-import type { PendingToolCall, RunPause, RunState, RunUsage, SteeredInput } from './run-state';
+import { HANDOFF_PREFIX } from '../../agents/domain/agent-definition';
+import { AgentRef, currentAgentOf, PendingToolCall, RunPause, RunState, RunUsage, SteeredInput, SubagentRef } from './run-state';
 import { canMove, isTerminal, isWaiting, RunError, RunErrorCode, RunStatus, TerminationReason, WaitingStatus } from './run-status';
+export type { SubagentRef };
 
 /**
  * The agent loop as a decider (CONTRACT sections 7-10): `decide(state, observation, env)` says
@@ -27,10 +29,39 @@ export interface ToolFacts {
    * `Callback-Token`, and its result may arrive by callback within this (CONTRACT 17).
    */
   callback_timeout_ms?: number;
+  /** `transfer_to_<agent_id>` (CONTRACT 16): calling it hands the run to this pinned agent version. */
+  handoff?: HandoffTarget;
+  /** A subagent tool (CONTRACT 16) with its agent version's `subagents` configuration. */
+  subagent?: SubagentToolFacts;
+}
+
+/** What a subagent tool knows of its agent's `subagents: {enabled, agents?, max_concurrent?}`. */
+export interface SubagentToolFacts {
+  op: 'create' | 'send' | 'wait' | 'close';
+  /** The agents a subagent may run (pinned versions); null: only the agent in control itself. */
+  agents: AgentRef[] | null;
+  max_concurrent: number;
+}
+
+/** A subagent's run ended: what its parent is told (and counts toward its budgets). */
+export interface SubagentOutcome {
+  subagent_id: string;
+  run_id: string;
+  status: RunStatus;
+  text: string | null;
+  usage: Pick<RunUsage, 'input_tokens' | 'output_tokens' | 'cached_input_tokens' | 'tool_calls'> & { cost?: string };
+}
+
+/** A handoff target as the handing agent's version pinned it (its model comes with it). */
+export interface HandoffTarget extends AgentRef {
+  model: string;
 }
 
 /** The tenant's spend limit as the run sees it before a model call (CONTRACT 17/18). */
 export type QuotaStatus = { exceeded: false } | { exceeded: true; resets_at: number; details: Record<string, unknown> };
+
+/** How often a run waiting for subagents is looked at again besides their reports (CONTRACT 16). */
+export const SUBAGENT_RECHECK_MS = 5_000;
 
 /** How often a run waiting for quota is looked at again (a raised limit is seen within this). */
 export const QUOTA_RECHECK_MS = 5_000;
@@ -58,6 +89,11 @@ export interface DecideEnv {
    * the run does not start its work (see `decideStart`). Absent: not checked here.
    */
   ownerAccess?: boolean;
+  /**
+   * The agent that had control when the session's previous run ended (CONTRACT 16: the next run
+   * starts with it). Filled only for a queued run whose agent can hand off.
+   */
+  lastAgent?: HandoffTarget | null;
 }
 
 /** The inputs of the pre-call cost check: priced here, so the rule is a table row. */
@@ -96,7 +132,8 @@ const LOOP_WINDOW = 3;
 // ---- events -------------------------------------------------------------------------------
 
 export type RunEvent =
-  | { type: 'started'; at: number }
+  /** `agent`: the run starts with the agent that had control of its session last (not its own). */
+  | { type: 'started'; at: number; agent?: HandoffTarget }
   | { type: 'input_received'; input: SteeredInput }
   | { type: 'input_taken'; message_id: string }
   | { type: 'turn_begun'; message_id: string }
@@ -138,7 +175,19 @@ export type RunEvent =
   /** The tenant's spend limit is reached before a model call: the run waits for quota. */
   | { type: 'quota_reached'; at: number; resets_at: number; details: Record<string, unknown> }
   | { type: 'resumed' }
+  /** `transfer_to_<agent>` (its call is finished first): the run continues with `to`, its model and tools. */
+  | { type: 'handed_off'; tool_call_id: string; from: AgentRef; to: AgentRef; model: string; reason: string | null }
   | { type: 'cancel_requested'; requested_by: string; at: number }
+  /** `create_subagent` / `send_subagent_input`: a run of the subagent was started (`created`: its session too). */
+  | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean }
+  /** `wait_for_subagents`: the call waits until these subagents' runs ended (or `until`). */
+  | { type: 'subagents_awaited'; tool_call_id: string; subagent_ids: string[]; at: number; until: number }
+  /** A subagent's run ended: its status and text, its usage added to this run's. */
+  | { type: 'subagent_ended'; outcome: SubagentOutcome }
+  /** `close_subagent`: it takes no more input. */
+  | { type: 'subagent_closed'; subagent_id: string }
+  /** A cancel cascades: these subagent runs are to be cancelled (the cancel's writer does it, CONTRACT 16). */
+  | { type: 'subagents_cancel_requested'; run_ids: string[] }
   | {
       type: 'finished';
       status: 'completed' | 'failed' | 'cancelled' | 'expired' | 'terminated';
@@ -149,7 +198,7 @@ export type RunEvent =
     };
 
 /** `run.waiting`'s `reason` for each waiting status. */
-export type WaitReason = 'approval_required' | 'client_tool' | 'input_required' | 'callback' | 'timer' | 'quota';
+export type WaitReason = 'approval_required' | 'client_tool' | 'input_required' | 'callback' | 'timer' | 'quota' | 'subagents';
 
 // ---- observations and effects -------------------------------------------------------------
 
@@ -206,7 +255,11 @@ export type Observation =
   /** A waiting run's `wake_at` came (the due sweeper): a timer rings, an input or callback expires, quota is looked at again. */
   | { type: 'wake' }
   /** The run ended with steered input it did not take (read with its session locked). */
-  | { type: 'leftover_inputs'; inputs: SteeredInput[] };
+  | { type: 'leftover_inputs'; inputs: SteeredInput[] }
+  /** The executor started a subagent's run for `create_subagent` / `send_subagent_input` (effect `start_subagent_run`). */
+  | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean }
+  /** A subagent's run ended (reported by the subagent's ending commit, CONTRACT 16). */
+  | { type: 'subagent_ended'; outcome: SubagentOutcome };
 
 export type Effect =
   /** Commit (when there are changes) and decide again. */
@@ -234,6 +287,12 @@ export type Effect =
    * turn (see `decideLeftovers`). The executor retracts the end and decides its turn again with them.
    */
   | { type: 'take_leftovers'; inputs: SteeredInput[] }
+  /**
+   * Start a run of a subagent with `input` as its user message (CONTRACT 16): a new child session
+   * (`subagent.id` null: `create_subagent`) or an existing one (`send_subagent_input`). Its start
+   * (`tool.started`) is committed first: a crash after it never starts a second one.
+   */
+  | { type: 'start_subagent_run'; call: PendingToolCall; subagent: { id: string | null; name: string; agent: AgentRef }; input: string }
   /** Nothing to do (a repeated cancel, a steer already known). */
   | { type: 'none' };
 
@@ -323,7 +382,10 @@ const ACCESS_REVOKED = { code: 'access_revoked' as const, message: "the run's ow
  * `run.finished` is audited like every run event). A run moves to `failed` only from `running`.
  */
 function decideStart(s: RunState, env: DecideEnv): Decision {
-  const started: RunEvent = { type: 'started', at: env.now };
+  // The session's previous run ended with another agent in control: this one starts with it (CONTRACT 16).
+  const last = env.lastAgent;
+  const resumeWith = last && (last.id !== s.agent.id || last.version !== s.agent.version) ? last : null;
+  const started: RunEvent = { type: 'started', at: env.now, ...(resumeWith ? { agent: { ...resumeWith } } : {}) };
   if (env.ownerAccess === false) return { events: [started, finished('failed', env.now, { error: ACCESS_REVOKED })], effect: { type: 'finish' } };
   return { events: [started], effect: { type: 'continue' } };
 }
@@ -373,7 +435,8 @@ function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
     case 'awaiting_client':
     case 'awaiting_input':
     case 'awaiting_callback':
-    case 'awaiting_timer': {
+    case 'awaiting_timer':
+    case 'awaiting_subagents': {
       // Resumed without this call resolved: wait again.
       const [status, reason] = WAIT_OF[p.status];
       return { events: [{ type: 'waiting', status, reason }], effect: { type: 'wait', status } };
@@ -388,6 +451,11 @@ function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
       break;
     default:
       return { events: [], effect: { type: 'continue' } };
+  }
+  // A `transfer_to_` name the agent in control does not list: a tool error the model reads (CONTRACT 16).
+  if (!facts && p.tool_name.startsWith(HANDOFF_PREFIX)) {
+    const message = `"${p.tool_name.slice(HANDOFF_PREFIX.length)}" is not an agent that "${currentAgentOf(s).id}" can hand off to`;
+    return finishCall(s, p, { ok: false, error: { code: 'handoff_not_allowed', message, retryable: false } }, 0, env, { not_started: true });
   }
   if (p.rejection) {
     const by = p.rejection.decided_by;
@@ -414,13 +482,150 @@ function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
     };
   }
   if (facts && s.usage.tool_calls >= s.limits.max_tool_calls) return { events: [finished('terminated', env.now, { reason: 'tool_budget' })], effect: { type: 'finish' } };
+  if (facts?.handoff) return handOff(s, p, facts.handoff, env);
+  if (facts?.subagent) return decideSubagentTool(s, p, facts.subagent, env);
   if (facts?.pause === 'input') return pauseForInput(s, p, env);
   if (facts?.pause === 'timer') return pauseOnTimer(s, p, env);
   return startTool(p, facts, 0, env);
 }
 
+/**
+ * `transfer_to_<agent>` (CONTRACT 16): the call completes at once, the current agent's turn ends
+ * and the run continues with the target's pinned instructions, model and tools (the history is
+ * kept). The other calls of that turn are not run (the agent that asked for them no longer has
+ * control): each fails `handed_off` for the model to read. The turn that asked was the step.
+ */
+function handOff(s: RunState, p: PendingToolCall, to: HandoffTarget, env: DecideEnv): Decision {
+  const args = (p.arguments ?? {}) as { reason?: unknown };
+  const reason = typeof args.reason === 'string' && args.reason !== '' ? args.reason : null;
+  const target = { id: to.id, version: to.version };
+  const events: RunEvent[] = [
+    { type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 },
+    { type: 'tool_finished', tool_call_id: p.tool_call_id, result: { ok: true, result: { handed_off_to: target } }, duration_ms: 0, result_message_id: env.newId('msg') },
+  ];
+  const skipped = { code: 'handed_off', message: `not run: the conversation was handed off to "${to.id}"`, retryable: false };
+  for (const q of s.state.pending) {
+    if (q.tool_call_id === p.tool_call_id || q.status !== 'requested') continue;
+    events.push({ type: 'tool_finished', tool_call_id: q.tool_call_id, result: { ok: false, error: skipped }, duration_ms: 0, result_message_id: env.newId('msg'), not_started: true });
+  }
+  events.push({ type: 'handed_off', tool_call_id: p.tool_call_id, from: { ...currentAgentOf(s) }, to: target, model: to.model, reason });
+  return { events, effect: { type: 'continue' } };
+}
+
+// ---- subagents (CONTRACT 16) ----------------------------------------------------------------
+
+/** What `wait_for_subagents` returns of each named subagent: its latest run's status and final text. */
+function subagentResults(s: RunState, ids: readonly string[]) {
+  const byId = new Map((s.state.subagents ?? []).map((c) => [c.id, c]));
+  return ids.map((id) => {
+    const c = byId.get(id)!;
+    return { subagent_id: c.id, name: c.name, run_id: c.run_id, status: c.status, text: c.text };
+  });
+}
+
+/** A subagent of this run by its id, or by its name (the model may use either). */
+function findSubagent(known: readonly SubagentRef[], idOrName: unknown): SubagentRef | undefined {
+  return known.find((c) => c.id === idOrName) ?? known.find((c) => c.name === idOrName);
+}
+
+/** A subagent tool call: start a subagent's run, wait for runs, or close one. */
+function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentToolFacts, env: DecideEnv): Decision {
+  const args = (p.arguments ?? {}) as Record<string, unknown>;
+  const fail = (code: string, message: string) => finishCall(s, p, { ok: false, error: { code, message, retryable: false } }, 0, env, { not_started: true });
+  const known = s.state.subagents ?? [];
+  const active = known.filter((c) => !isTerminal(c.status)).length;
+  const busy = () => fail('max_concurrent_subagents', `at most ${facts.max_concurrent} subagent runs of this run may be active at once; wait for one first`);
+  const begin = (subagent: { id: string | null; name: string; agent: AgentRef }, input: string): Decision => ({
+    events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }],
+    effect: { type: 'start_subagent_run', call: { ...p, status: 'started', attempt: 1 }, subagent, input },
+  });
+  switch (facts.op) {
+    case 'create': {
+      if (typeof args.instructions !== 'string' || args.instructions.trim() === '') return invalidArguments(s, p, 'create_subagent needs non-empty "instructions"', env);
+      const me = currentAgentOf(s);
+      let agent: AgentRef = me;
+      if (args.agent_id !== undefined && args.agent_id !== me.id) {
+        const listed = facts.agents?.find((a) => a.id === args.agent_id);
+        if (!listed) return fail('subagent_not_allowed', `"${String(args.agent_id)}" is not an agent this agent may run as a subagent`);
+        agent = listed;
+      }
+      if (active >= facts.max_concurrent) return busy();
+      const name = typeof args.name === 'string' && args.name.trim() !== '' ? args.name.slice(0, 200) : `subagent_${known.length + 1}`;
+      return begin({ id: null, name, agent: { ...agent } }, args.instructions);
+    }
+    case 'send': {
+      const c = findSubagent(known, args.subagent_id);
+      if (!c) return fail('subagent_not_found', `no subagent "${String(args.subagent_id)}" of this run`);
+      if (typeof args.input !== 'string' || args.input.trim() === '') return invalidArguments(s, p, 'send_subagent_input needs a non-empty "input"', env);
+      if (c.closed) return fail('subagent_closed', `subagent "${c.id}" is closed`);
+      if (!isTerminal(c.status)) return fail('subagent_busy', `subagent "${c.id}" is still running ${c.run_id}; wait for it first`);
+      if (active >= facts.max_concurrent) return busy();
+      return begin({ id: c.id, name: c.name, agent: { ...c.agent } }, args.input);
+    }
+    case 'wait': {
+      const named = Array.isArray(args.subagent_ids) ? (args.subagent_ids as unknown[]).map(String) : known.map((c) => c.id);
+      const unknown = named.filter((id) => !findSubagent(known, id));
+      const ids = named.map((id) => findSubagent(known, id)?.id ?? id);
+      if (unknown.length > 0) return fail('subagent_not_found', `no subagent ${unknown.map((x) => `"${x}"`).join(', ')} of this run`);
+      const timeout = typeof args.timeout_ms === 'number' && Number.isFinite(args.timeout_ms) && args.timeout_ms >= 0 ? args.timeout_ms : null;
+      const running = ids.filter((id) => !isTerminal(known.find((c) => c.id === id)!.status));
+      if (running.length === 0 || timeout === 0) {
+        const done = finishCall(s, p, { ok: true, result: { timed_out: running.length > 0, subagents: subagentResults(s, ids) } }, 0, env);
+        return { events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }, ...done.events], effect: done.effect };
+      }
+      const until = Math.min(timeout !== null ? env.now + timeout : Number.POSITIVE_INFINITY, deadlineOf(s, env.now));
+      return {
+        events: [
+          { type: 'subagents_awaited', tool_call_id: p.tool_call_id, subagent_ids: ids, at: env.now, until },
+          { type: 'waiting', status: 'waiting_for_subagents', reason: 'subagents' },
+        ],
+        effect: { type: 'wait', status: 'waiting_for_subagents' },
+      };
+    }
+    case 'close': {
+      const c = findSubagent(known, args.subagent_id);
+      if (!c) return fail('subagent_not_found', `no subagent "${String(args.subagent_id)}" of this run`);
+      const done = finishCall(s, p, { ok: true, result: { subagent_id: c.id, status: 'closed' } }, 0, env);
+      const events: RunEvent[] = [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }, ...done.events];
+      if (!c.closed) events.push({ type: 'subagent_closed', subagent_id: c.id });
+      // Its active run, if any, is cancelled (closing stops it).
+      if (!isTerminal(c.status)) events.push({ type: 'subagents_cancel_requested', run_ids: [c.run_id] });
+      return { events, effect: done.effect };
+    }
+  }
+}
+
+/** The subagent's run was started: the call returns `{subagent_id, run_id}` at once, the parent goes on. */
+function decideSubagentStarted(s: RunState, o: Extract<Observation, { type: 'subagent_run_started' }>, env: DecideEnv): Decision {
+  const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
+  if (!call || call.status !== 'started') return { events: [], effect: { type: 'continue' } };
+  const started: RunEvent = { type: 'subagent_run_started', tool_call_id: o.tool_call_id, subagent: { ...o.subagent, agent: { ...o.subagent.agent } }, run_id: o.run_id, created: o.created };
+  const done = finishCall(evolve(s, started), call, { ok: true, result: { subagent_id: o.subagent.id, run_id: o.run_id } }, 0, env);
+  return { events: [started, ...done.events], effect: done.effect };
+}
+
+/**
+ * A subagent's run ended: recorded (its usage counts toward this run's budgets) and, when this run
+ * waits for subagents and every one it named has ended, the wait answers with their final texts
+ * and statuses. A report of a run the parent does not know as its subagent's latest (late,
+ * repeated) decides nothing.
+ */
+function decideSubagentEnded(s: RunState, o: SubagentOutcome, env: DecideEnv): Decision {
+  const none: Decision = { events: [], effect: { type: 'none' } };
+  const c = (s.state.subagents ?? []).find((x) => x.id === o.subagent_id && x.run_id === o.run_id);
+  if (!c || isTerminal(c.status) || !isTerminal(o.status) || isTerminal(s.status)) return none;
+  const ended: RunEvent = { type: 'subagent_ended', outcome: { ...o, usage: { ...o.usage } } };
+  const after = evolve(s, ended);
+  const call = s.status === 'waiting_for_subagents' ? pausedCall(s, 'awaiting_subagents') : undefined;
+  const ids = (s.state.pause?.details.subagent_ids as string[] | undefined) ?? [];
+  if (!call || ids.some((id) => !isTerminal((after.state.subagents ?? []).find((x) => x.id === id)?.status ?? 'completed'))) return { events: [ended], effect: { type: 'none' } };
+  const resumed = resumeWith(after, call, { ok: true, result: { timed_out: false, subagents: subagentResults(after, ids) } }, env);
+  return { events: [ended, ...resumed.events], effect: resumed.effect };
+}
+
 /** The waiting status (and `run.waiting` reason) of a call that awaits something. */
-const WAIT_OF: Record<'awaiting_approval' | 'awaiting_client' | 'awaiting_input' | 'awaiting_callback' | 'awaiting_timer', [WaitingStatus, WaitReason]> = {
+const WAIT_OF: Record<'awaiting_approval' | 'awaiting_client' | 'awaiting_input' | 'awaiting_callback' | 'awaiting_timer' | 'awaiting_subagents', [WaitingStatus, WaitReason]> = {
+  awaiting_subagents: ['waiting_for_subagents', 'subagents'],
   awaiting_approval: ['waiting_for_approval', 'approval_required'],
   awaiting_client: ['waiting_for_tool', 'client_tool'],
   awaiting_input: ['waiting_for_input', 'input_required'],
@@ -539,6 +744,9 @@ function decideCancel(s: RunState, o: Extract<Observation, { type: 'cancel_reque
   if (s.status === 'cancelled' || s.status === 'cancelling') return { events: [], effect: { type: 'none' } };
   notFinished(s);
   const events: RunEvent[] = [{ type: 'cancel_requested', requested_by: o.requested_by, at: now }];
+  // Cancel cascades (CONTRACT 16): the subagents' active runs are cancelled with it.
+  const active = (s.state.subagents ?? []).filter((c) => !isTerminal(c.status)).map((c) => c.run_id);
+  if (active.length > 0) events.push({ type: 'subagents_cancel_requested', run_ids: active });
   // A running run stops its model call or tool first; queued and waiting runs execute nothing.
   if (s.status === 'running') return { events, effect: { type: 'none' } };
   events.push(finished('cancelled', now));
@@ -719,6 +927,13 @@ function decideWake(s: RunState, env: DecideEnv): Decision {
     case 'waiting_for_quota':
       if (!env.quota || env.quota.exceeded) return none;
       return { events: [{ type: 'resumed' }], effect: { type: 'resume' } };
+    case 'waiting_for_subagents': {
+      // timeout_ms passed: the call answers with what is known, marked timed out.
+      const call = pausedCall(s, 'awaiting_subagents');
+      if (!call || !due) return none;
+      const ids = (pause.details.subagent_ids as string[] | undefined) ?? [];
+      return resumeWith(s, call, { ok: true, result: { timed_out: true, subagents: subagentResults(s, ids) } }, env);
+    }
     default:
       return none;
   }
@@ -742,6 +957,9 @@ function pauseOf(e: RunEvent): RunPause | null {
       return { reason: 'callback', since: iso(e.at), until: iso(e.expires_at), wake_at: iso(e.expires_at), tool_call_id: e.tool_call_id, details: {} };
     case 'quota_reached':
       return { reason: 'quota', since: iso(e.at), until: iso(e.resets_at), wake_at: iso(Math.min(e.resets_at, e.at + QUOTA_RECHECK_MS)), tool_call_id: null, details: e.details };
+    case 'subagents_awaited':
+      // Looked at every SUBAGENT_RECHECK_MS too: a child's end whose report was lost (a crash right after its commit) is read then.
+      return { reason: 'subagents', since: iso(e.at), until: iso(e.until), wake_at: iso(Math.min(e.until, e.at + SUBAGENT_RECHECK_MS)), tool_call_id: e.tool_call_id, details: { subagent_ids: [...e.subagent_ids] } };
     default:
       return null;
   }
@@ -848,6 +1066,10 @@ export function decide(s: RunState, o: Observation, env: DecideEnv): Decision {
       return decideWake(s, env);
     case 'leftover_inputs':
       return decideLeftovers(s, o.inputs);
+    case 'subagent_run_started':
+      return decideSubagentStarted(s, o, env);
+    case 'subagent_ended':
+      return decideSubagentEnded(s, o.outcome, env);
     case 'failed_unexpectedly': {
       if (isTerminal(s.status)) return { events: [], effect: { type: 'finish' } };
       const events: RunEvent[] = [];
@@ -880,8 +1102,12 @@ function withState(s: RunState, state: Partial<RunState['state']>, more: Partial
 /** Applies one event. The status machine of CONTRACT section 7 holds here: an illegal move throws. */
 export function evolve(s: RunState, e: RunEvent): RunState {
   switch (e.type) {
-    case 'started':
-      return { ...s, status: moved(s, 'running'), startedAt: new Date(e.at) };
+    case 'started': {
+      const begun: RunState = { ...s, status: moved(s, 'running'), startedAt: new Date(e.at) };
+      return e.agent ? { ...begun, model: e.agent.model, state: { ...s.state, current_agent: { id: e.agent.id, version: e.agent.version } } } : begun;
+    }
+    case 'handed_off':
+      return withState(s, { current_agent: { ...e.to } }, { model: e.model });
     case 'input_received':
       return { ...s, inbox: [...s.inbox, e.input] };
     case 'input_taken':
@@ -952,6 +1178,33 @@ export function evolve(s: RunState, e: RunEvent): RunState {
       return { ...s, status: moved(s, 'running'), state: s.state.pause ? { ...s.state, pause: null } : s.state };
     case 'cancel_requested':
       return { ...s, cancelRequestedAt: new Date(e.at), status: s.status === 'running' ? moved(s, 'cancelling') : s.status };
+    case 'subagent_run_started': {
+      const known = s.state.subagents ?? [];
+      const prev = known.find((c) => c.id === e.subagent.id);
+      const entry: SubagentRef = { id: e.subagent.id, name: e.subagent.name, agent: { ...e.subagent.agent }, run_id: e.run_id, status: 'queued', text: null, closed: prev?.closed ?? false };
+      return withState(s, { subagents: prev ? known.map((c) => (c.id === entry.id ? entry : c)) : [...known, entry] });
+    }
+    case 'subagents_awaited':
+      return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'awaiting_subagents', attempt: 1 }), pause: pauseOf(e) }, { usage: { ...s.usage, tool_calls: s.usage.tool_calls + 1 } });
+    case 'subagent_ended': {
+      // The subagent's usage counts toward this run's budgets (CONTRACT 16); its model calls are its own.
+      const o = e.outcome;
+      const u = s.usage;
+      const usage = {
+        ...u,
+        input_tokens: u.input_tokens + o.usage.input_tokens,
+        output_tokens: u.output_tokens + o.usage.output_tokens,
+        cached_input_tokens: u.cached_input_tokens + o.usage.cached_input_tokens,
+        tool_calls: u.tool_calls + o.usage.tool_calls,
+        estimated_cost: o.usage.cost ? { ...u.estimated_cost, amount: addAmounts(u.estimated_cost.amount, o.usage.cost) } : u.estimated_cost,
+      };
+      const subagents = (s.state.subagents ?? []).map((c) => (c.id === o.subagent_id && c.run_id === o.run_id ? { ...c, status: o.status, text: o.text } : c));
+      return withState(s, { subagents }, { usage });
+    }
+    case 'subagent_closed':
+      return withState(s, { subagents: (s.state.subagents ?? []).map((c) => (c.id === e.subagent_id ? { ...c, closed: true } : c)) });
+    case 'subagents_cancel_requested':
+      return s;
     case 'finished': {
       const from = e.status === 'cancelled' && s.status === 'running' ? 'cancelling' : s.status;
       const status = moved({ ...s, status: from }, e.status) as RunState['status'];

@@ -12,6 +12,7 @@ describe('run integration events', () => {
     ['waiting_for_callback', null],
     ['waiting_for_timer', null],
     ['waiting_for_quota', null],
+    ['waiting_for_subagents', null],
     ['completed', 'run.completed'],
     ['failed', 'run.failed'],
     ['cancelled', 'run.cancelled'],

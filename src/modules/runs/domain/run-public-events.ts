@@ -75,6 +75,13 @@ export function publicEvents(s: RunState, e: RunEvent, next: RunState): NewRunEv
       return [];
     case 'resumed':
       return [{ type: 'run.resumed', data: { status: 'running' } }];
+    case 'handed_off':
+      return [
+        {
+          type: 'agent.handoff',
+          data: { from_agent: e.from.id, to_agent: e.to.id, reason: e.reason, tool_call_id: e.tool_call_id },
+        },
+      ];
     case 'cancel_requested':
       return [{ type: 'run.cancel_requested', data: { requested_by: e.requested_by } }];
     case 'finished':
@@ -85,8 +92,20 @@ export function publicEvents(s: RunState, e: RunEvent, next: RunState): NewRunEv
           data: { status: e.status, final_message_id: next.finalMessageId, termination_reason: next.terminationReason, error: next.error, usage: { ...next.usage } },
         },
       ];
+    case 'subagent_run_started':
+      // A new subagent; a further run of one is the call's own tool.completed.
+      return e.created ? [{ type: 'subagent.created', data: { subagent_id: e.subagent.id, name: e.subagent.name, agent_id: e.subagent.agent.id, run_id: e.run_id, tool_call_id: e.tool_call_id } }] : [];
+    case 'subagents_awaited': {
+      const p = s.state.pending.find((x) => x.tool_call_id === e.tool_call_id)!;
+      return [{ type: 'tool.started', data: { tool_call_id: p.tool_call_id, tool_name: p.tool_name, attempt: 1 } }];
+    }
+    case 'subagent_ended':
+      return [{ type: 'subagent.completed', data: { subagent_id: e.outcome.subagent_id, run_id: e.outcome.run_id, status: e.outcome.status } }];
+    case 'subagent_closed':
+      return [{ type: 'subagent.closed', data: { subagent_id: e.subagent_id } }];
     case 'input_received':
     case 'pending_cleared':
+    case 'subagents_cancel_requested':
       return [];
   }
 }

@@ -36,6 +36,8 @@ export type PendingToolStatus =
   | 'awaiting_callback'
   /** `wait` / `wait_until`: the run sleeps until its pause's `until`. */
   | 'awaiting_timer'
+  /** `wait_for_subagents`: the run waits until the named subagents' runs are terminal (or its pause's `until`). */
+  | 'awaiting_subagents'
   | 'approved'
   | 'started'
   | 'completed'
@@ -86,9 +88,40 @@ export interface LoopState {
   client_tools?: ClientToolSpec[];
   /** Why and until when the run waits (CONTRACT 17), while it waits for input, a callback, a timer or quota. */
   pause?: RunPause | null;
+  /** The agent in control after a handoff (CONTRACT 16); absent: the run's own `agent`. */
+  current_agent?: AgentRef;
+  /** The subagents this run created (CONTRACT 16), each with its latest run as the parent knows it. */
+  subagents?: SubagentRef[];
+  /** A subagent's run: the parent run it reports its end to (CONTRACT 16). */
+  parent?: { run_id: string; subagent_id: string };
 }
 
-export type PauseReason = 'input' | 'callback' | 'timer' | 'quota';
+/** A subagent of a run: its child session, its latest run and what the parent knows of that run. */
+export interface SubagentRef {
+  /** The child session's id. */
+  id: string;
+  name: string;
+  agent: AgentRef;
+  run_id: string;
+  /** The latest run's status as reported to the parent (`queued` until it ends). */
+  status: RunStatus;
+  /** The latest run's final text (once it ended). */
+  text: string | null;
+  closed: boolean;
+}
+
+/** An agent version: what a run and a handoff name. */
+export interface AgentRef {
+  id: string;
+  version: string;
+}
+
+/** The agent in control of the run: the last handoff's target, else the run's agent. */
+export function currentAgentOf(s: Pick<RunState, 'agent' | 'state'>): AgentRef {
+  return s.state.current_agent ?? s.agent;
+}
+
+export type PauseReason = 'input' | 'callback' | 'timer' | 'quota' | 'subagents';
 
 /** A pause of CONTRACT 17: what the Run shows as `pause` and what wakes it (the `wake_at` column). */
 export interface RunPause {

@@ -7,6 +7,7 @@ export const RUN_STATUSES = [
   'waiting_for_callback',
   'waiting_for_timer',
   'waiting_for_quota',
+  'waiting_for_subagents',
   'cancelling',
   'completed',
   'failed',
@@ -24,7 +25,7 @@ export function isTerminal(s: RunStatus): boolean {
 }
 
 /** The statuses of a paused run (CONTRACT sections 7 and 17): it executes nothing and holds no lease. */
-export const WAITING_STATUSES = ['waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'waiting_for_callback', 'waiting_for_timer', 'waiting_for_quota'] as const;
+export const WAITING_STATUSES = ['waiting_for_approval', 'waiting_for_tool', 'waiting_for_input', 'waiting_for_callback', 'waiting_for_timer', 'waiting_for_quota', 'waiting_for_subagents'] as const;
 export type WaitingStatus = (typeof WAITING_STATUSES)[number];
 
 export function isWaiting(s: RunStatus): s is WaitingStatus {
@@ -43,6 +44,7 @@ const MOVES: Record<RunStatus, readonly RunStatus[]> = {
   waiting_for_callback: FROM_WAITING,
   waiting_for_timer: FROM_WAITING,
   waiting_for_quota: FROM_WAITING,
+  waiting_for_subagents: FROM_WAITING,
   cancelling: ['cancelled'],
   completed: [],
   failed: [],

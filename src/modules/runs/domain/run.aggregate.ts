@@ -48,6 +48,8 @@ export class Run {
     clientTools?: ClientToolSpec[];
     /** Steered inputs it starts with (a follow-up run: the input its ended run left, after the first). */
     inbox?: SteeredInput[];
+    /** A subagent's run: the parent run it reports its end to (CONTRACT 16). */
+    parent?: { run_id: string; subagent_id: string };
   }): Run {
     return new Run(
       {
@@ -66,7 +68,11 @@ export class Run {
         usage: emptyUsage(),
         limits: { ...input.limits },
         metadata: { ...input.metadata },
-        state: input.clientTools?.length ? { ...emptyLoopState(), client_tools: input.clientTools.map((t) => ({ ...t })) } : emptyLoopState(),
+        state: {
+          ...emptyLoopState(),
+          ...(input.clientTools?.length ? { client_tools: input.clientTools.map((t) => ({ ...t })) } : {}),
+          ...(input.parent ? { parent: { ...input.parent } } : {}),
+        },
         inbox: (input.inbox ?? []).map((i) => ({ ...i })),
         cancelRequestedAt: null,
         createdAt: input.now,
@@ -148,6 +154,8 @@ export class Run {
     this.loadedVersion = this.version_;
     this.saves++;
     this.dirty = false;
+    this.childCancels = [];
+    this.childCloses = [];
     this.events = this.events.slice(savedEvents);
     this.taken = this.taken.slice(savedTaken);
     this.statusChanges = this.statusChanges.slice(savedStatusChanges);
@@ -171,6 +179,17 @@ export class Run {
   deadline(): number | null {
     return this.current.startedAt ? this.current.startedAt.getTime() + this.current.limits.timeout_ms : null;
   }
+
+  /** Subagent runs to cancel once this run's change is committed (a cascading cancel, `close_subagent`). */
+  get unsavedSubagentCancels(): readonly string[] {
+    return this.childCancels;
+  }
+  private childCancels: string[] = [];
+  /** Subagent sessions `close_subagent` closed, to mark closed once this run's change is committed. */
+  get unsavedSubagentCloses(): readonly string[] {
+    return this.childCloses;
+  }
+  private childCloses: string[] = [];
 
   /** Ids of steered inputs taken since the last save (the save removes them from the inbox column). */
   get takenInputs(): readonly string[] {
@@ -251,6 +270,8 @@ export class Run {
       const next = evolve(before, e);
       if (e.type === 'finished' && before.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
       if (e.type === 'input_taken') this.taken.push(e.message_id);
+      if (e.type === 'subagents_cancel_requested') this.childCancels.push(...e.run_ids);
+      if (e.type === 'subagent_closed') this.childCloses.push(e.subagent_id);
       if (e.type === 'turn_ended' && e.usage.input_tokens + e.usage.output_tokens > 0) this.spent.push({ message_id: e.message_id, usage: e.usage });
       if (next.status !== before.status) this.statusChanges.push(next.status);
       this.current = next;

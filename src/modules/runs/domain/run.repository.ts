@@ -138,6 +138,11 @@ export abstract class RunRepository {
   abstract existing(ids: string[]): Promise<string[]>;
   /** The oldest non-terminal run of a session, if any. */
   abstract findActiveInSession(sessionId: string): Promise<string | null>;
+  /**
+   * The agent in control when the newest run of the session that started before `before` ended
+   * (CONTRACT 16: a handoff carries over to the session's next run); null: no such run.
+   */
+  abstract lastAgentOf(sessionId: string, before: { runId: string; createdAt: Date }): Promise<{ id: string; version: string } | null>;
   /** Runs of a session the caller was already checked to see. */
   abstract listBySession(
     sessionId: string,

@@ -271,6 +271,18 @@ export class RunTypeormRepository extends RunRepository {
     await this.uow.manager.query(`UPDATE runs SET inbox = '[]'::jsonb WHERE id = $1`, [runId]);
   }
 
+  async lastAgentOf(sessionId: string, before: { runId: string; createdAt: Date }): Promise<{ id: string; version: string } | null> {
+    const rows: Array<{ agent_id: string; agent_version: string; current: { id: string; version: string } | null }> = await this.uow.manager.query(
+      `SELECT agent_id, agent_version, state->'current_agent' AS current FROM runs
+        WHERE session_id = $1 AND id <> $2 AND created_at <= $3 AND started_at IS NOT NULL
+        ORDER BY created_at DESC, id DESC LIMIT 1`,
+      [sessionId, before.runId, before.createdAt],
+    );
+    if (!rows.length) return null;
+    const r = rows[0];
+    return r.current && typeof r.current.id === 'string' ? { id: r.current.id, version: String(r.current.version) } : { id: r.agent_id, version: String(r.agent_version) };
+  }
+
   async findById(id: string): Promise<Run | null> {
     const rows: Array<Record<string, unknown>> = await this.uow.manager.query(`SELECT ${this.selectList()} FROM runs WHERE id = $1`, [id]);
     return rows.length ? runToDomain(this.entitySql.hydrate(rows[0])) : null;

@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../../../common/clock/clock';
 import { AppConfig } from '../../../common/config/app-config';
 import { newId } from '../../../common/ids/ids';
-import { AgentTool } from '../../agents/domain/agent-definition';
+import { AgentTool, HANDOFF_PREFIX } from '../../agents/domain/agent-definition';
 import { ToolSpec } from '../../agents/domain/model-provider';
 import { ToolRegistry } from '../../agents/domain/tool';
 import { ApprovalsPort } from '../application/approvals-port';
@@ -28,6 +28,8 @@ export class RunEnv {
   toolOf(ex: Execution | undefined, name: string): AgentTool | null {
     const pinned = ex?.agent?.resolvedTools.find((t) => t.name === name);
     if (pinned) return pinned.binding.kind === 'builtin' ? { ...(this.tools.get(name) ?? pinned), binding: pinned.binding } : pinned;
+    // A handoff or subagent tool exists only as the agent in control pinned it (CONTRACT 16).
+    if (name.startsWith(HANDOFF_PREFIX) || SUBAGENT_TOOLS.has(name)) return null;
     const t = this.tools.get(name);
     return t ? { ...t, binding: { kind: 'builtin' } } : null;
   }
@@ -48,6 +50,10 @@ export class RunEnv {
             idempotent: t.idempotent,
             ...(t.pause ? { pause: t.pause } : {}),
             ...(t.callbackTimeoutMs !== undefined ? { callback_timeout_ms: t.callbackTimeoutMs } : {}),
+            ...(t.binding.kind === 'handoff' ? { handoff: { id: t.binding.agent_id, version: t.binding.version, model: t.binding.model } } : {}),
+            ...(t.binding.kind === 'subagents'
+              ? { subagent: { op: t.binding.op, agents: t.binding.agents ? t.binding.agents.map((a) => ({ id: a.agent_id, version: a.version })) : null, max_concurrent: t.binding.max_concurrent } }
+              : {}),
           };
         }
         // A client tool of this run (declared with its request): the client executes it.
@@ -70,6 +76,8 @@ export class RunEnv {
     return specs;
   }
 }
+
+const SUBAGENT_TOOLS = new Set(['create_subagent', 'send_subagent_input', 'wait_for_subagents', 'close_subagent']);
 
 /** A callback token (256 random bits, base64url) and its SHA-256 (hex): only the hash is stored. */
 function newSecret(): { token: string; hash: string } {

@@ -1,7 +1,7 @@
 import { SystemClock } from '../../../common/clock/clock';
 import { AppConfig } from '../../../common/config/app-config';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
-import { AgentDirectory, ResolvedAgent } from '../../agents/domain/agent-definition';
+import { AgentDirectory, handoffTool, ResolvedAgent } from '../../agents/domain/agent-definition';
 import { ModelError, ModelRequest, ModelRouter, ModelStreamEvent } from '../../agents/domain/model-provider';
 import { AgentTool, ToolContext, ToolDefinition, ToolOutcome, ToolRegistry } from '../../agents/domain/tool';
 import { MessageProps, MessageWrite } from '../../sessions/domain/message';
@@ -86,7 +86,14 @@ class Store {
     findById: async (id: string) => (this.rows.has(id) ? Run.restore(structuredClone(this.rows.get(id)!)) : null),
     heartbeat: async () => this.heartbeatAnswer,
     inboxOf: async (id: string) => this.rows.get(id)?.inbox ?? [],
+    lastAgentOf: async () => {
+      this.lastAgentReads++;
+      return this.lastAgent;
+    },
   };
+  /** The agent the session's previous run ended with (RunRepository.lastAgentOf), and how often it was read. */
+  lastAgent: { id: string; version: string } | null = null;
+  lastAgentReads = 0;
 
   /** MessageRepository: the history and a message by id. */
   readonly messageRepository = {
@@ -186,7 +193,7 @@ function agentWith(tools: ToolDefinition[]): ResolvedAgent {
 }
 
 /** The executor wired as runs.module wires it, over fakes. */
-function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean }) {
+function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean; agents?: Record<string, ResolvedAgent> }) {
   const run = newTestRun();
   const store = new Store(run);
   const tools = o.tools ?? new FakeTools([]);
@@ -195,7 +202,7 @@ function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean
   const signals = new RunSignals();
   const config = { runLeaseMs: 600, nodeId: 'node_1', approvalTtlMs: 60_000 } as AppConfig;
   const approvals = { available: o.approvals ?? false, gate: o.approvals ? gate : null } as unknown as ApprovalsPort;
-  const agents = { findPinned: async () => agentWith(tools.all()) } as unknown as AgentDirectory;
+  const agents = { findPinned: async (_t: string, id: string) => o.agents?.[id] ?? agentWith(tools.all()) } as unknown as AgentDirectory;
   const runs = store.runs as unknown as RunRepository;
   const failed: string[] = [];
   const path = { apply: async (id: string) => void failed.push(id) } as unknown as ApplyToRun;
@@ -218,6 +225,59 @@ const callTool = (name: string, args: unknown, id = 'call_1'): Turn =>
     yield { type: 'tool_call', id, name, arguments: args };
     yield { type: 'usage', input_tokens: 10, output_tokens: 3 };
   };
+
+/** Agent `a` (hands off to `b`) and `b` (instructions, model and tools of its own), as the directory pins them. */
+function handoffPair(tools: FakeTools): Record<string, ResolvedAgent> {
+  const a = agentWith(tools.all().filter((t) => t.name === 'get_time'));
+  a.resolvedTools.push(handoffTool({ id: 'b', version: '1', model: 'model-b', description: 'billing' }));
+  const b = { ...agentWith(tools.all().filter((t) => t.name === 'lookup')), id: 'b', instructions: 'you do billing', model: 'model-b' };
+  return { a, b };
+}
+
+describe('RunLoop: handoffs (CONTRACT 16)', () => {
+  it('transfer_to_b: never executed, one commit with agent.handoff; the next turn has b\'s instructions, tools and model, and the history', async () => {
+    const tools = new FakeTools([tool('get_time'), tool('lookup')]);
+    const t = executorWith({ turns: [callTool('transfer_to_b', { reason: 'billing' }), text('b here')], tools, agents: handoffPair(tools) });
+
+    await expect(t.executor.execute(t.run)).resolves.toBe('finished');
+
+    expect(tools.calls).toHaveLength(0);
+    expect(t.store.commits).toEqual([
+      ['run.started'],
+      ['message.started', 'message.completed', 'tool.requested'],
+      ['tool.started', 'tool.completed', 'agent.handoff'],
+      ['message.started', 'message.delta', 'message.completed', 'usage', 'run.finished'],
+    ]);
+    expect(t.models.requests[0]).toMatchObject({ instructions: 'be brief', model: 'scripted' });
+    expect(t.models.requests[0].tools.map((x) => x.name)).toEqual(['get_time', 'transfer_to_b']);
+    expect(t.models.requests[1]).toMatchObject({ instructions: 'you do billing', model: 'model-b' });
+    expect(t.models.requests[1].tools.map((x) => x.name)).toEqual(['lookup']);
+    expect(t.models.requests[1].messages.map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(t.store.row()).toMatchObject({ status: 'completed', stepCount: 2, model: 'model-b', state: expect.objectContaining({ current_agent: { id: 'b', version: '1' } }) });
+  });
+
+  it("a run of an agent that can hand off starts with the agent its session ended with", async () => {
+    const tools = new FakeTools([tool('get_time'), tool('lookup')]);
+    const t = executorWith({ turns: [text('still b')], tools, agents: handoffPair(tools) });
+    t.store.lastAgent = { id: 'b', version: '1' };
+
+    await expect(t.executor.execute(t.run)).resolves.toBe('finished');
+
+    expect(t.store.lastAgentReads).toBe(1);
+    expect(t.models.requests[0]).toMatchObject({ instructions: 'you do billing', model: 'model-b' });
+    expect(t.store.row().state.current_agent).toEqual({ id: 'b', version: '1' });
+  });
+
+  it('an agent that cannot hand off pays nothing: the session\'s last agent is never read', async () => {
+    const t = executorWith({ turns: [text('hi')] });
+    t.store.lastAgent = { id: 'b', version: '1' };
+
+    await expect(t.executor.execute(t.run)).resolves.toBe('finished');
+
+    expect(t.store.lastAgentReads).toBe(0);
+    expect(t.store.row().state.current_agent).toBeUndefined();
+  });
+});
 
 describe('RunLoop (with the executor, the lease keeper and the writer) over fake model and tool registries', () => {
   it('a text-only turn: the run starts, the answer is one commit with the run\'s end, and the run completes with it', async () => {

@@ -1,15 +1,17 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { SpendGate } from '../../usage/domain/spend';
-import { AgentDirectory } from '../../agents/domain/agent-definition';
+import { AgentDirectory, canHandOff } from '../../agents/domain/agent-definition';
 import { ApprovalsPort } from '../application/approvals-port';
 import { LeftoversArrived } from '../application/run-persistence';
 import { Run } from '../domain/run.aggregate';
-import { Decision, Observation, QuotaStatus } from '../domain/run-decider';
+import { Decision, HandoffTarget, Observation, QuotaStatus } from '../domain/run-decider';
+import { currentAgentOf } from '../domain/run-state';
 import { RunRepository } from '../domain/run.repository';
 import { Execution, Exit, LeaseLost } from './execution';
 import { ModelTurnEffect } from './model-turn.effect';
 import { RunEnv } from './run-env';
 import { RunWriter } from './run-writer';
+import { SubagentEffect } from './subagent.effect';
 import { ToolCallEffect } from './tool-call.effect';
 import { TurnContext } from './turn-context';
 
@@ -30,8 +32,12 @@ export class RunLoop {
     private readonly writer: RunWriter,
     private readonly modelTurn: ModelTurnEffect,
     private readonly toolCall: ToolCallEffect,
+    @Optional() private readonly subagents?: SubagentEffect,
     @Optional() private readonly spend?: SpendGate,
   ) {}
+
+  /** An observation to decide again after a conflict's reload (see `start_subagent_run`). */
+  private readonly redo = new WeakMap<Execution, Observation>();
 
   private async quotaOf(tenantId: string): Promise<QuotaStatus> {
     const c = await this.spend!.check(tenantId);
@@ -41,9 +47,11 @@ export class RunLoop {
   async run(initial: Run, ex: Execution): Promise<Exit> {
     let run = initial;
     if (ex.agent === undefined) {
-      const { agent } = run.propsForPersistence();
+      const agent = currentAgentOf(run.propsForPersistence());
       ex.agent = await this.agents.findPinned(run.owner.tenantId, agent.id, agent.version);
     }
+    // Only a run whose agent can hand off reads which agent its session ended with (CONTRACT 16).
+    const lastAgent = run.status === 'queued' && canHandOff(ex.agent) ? await this.lastAgentOf(run) : undefined;
     let observation: Observation = { type: 'lease_resumed' };
     for (let guard = 0; guard < 10_000; guard++) {
       if (ex.leaseLost) return 'lease_lost';
@@ -54,12 +62,21 @@ export class RunLoop {
       if (run.limits.max_cost) env.nextCall = await this.context.nextCallEstimate(run, ex);
       // Before a model call: the tenant's spend limit (a run over it waits for quota, CONTRACT 17).
       if (this.spend && nextIsModelTurn(run)) env.quota = await this.quotaOf(run.owner.tenantId);
+      if (lastAgent !== undefined && run.status === 'queued') env.lastAgent = lastAgent;
       const d = run.decide(observation, env);
       observation = { type: 'tick', cancel_signalled: ex.cancelled };
+      // A handoff (or a start with the session's last agent): the agent in control's version from here on.
+      if (ex.agent && d.events.some((e) => e.type === 'handed_off' || (e.type === 'started' && e.agent))) await this.followAgent(run, ex);
       const step = await this.perform(run, ex, d);
       if (step === true) continue;
       if (step !== false) return step;
       run = await this.reload(run.id);
+      await this.followAgent(run, ex);
+      const redo = this.redo.get(ex);
+      if (redo) {
+        this.redo.delete(ex);
+        observation = redo;
+      }
     }
     throw new Error('loop guard exceeded');
   }
@@ -120,6 +137,16 @@ export class RunLoop {
           next = done.effect;
         }
       }
+      case 'start_subagent_run': {
+        if (!this.subagents) throw new Error('subagents are not available here');
+        const observed = await this.subagents.perform(run, ex, effect);
+        if (!observed) return false;
+        const committed = await this.writer.commit(run, ex, run.decide(observed, this.env.of(run, ex)));
+        // Someone else committed meanwhile (a subagent's end, a cancel): the subagent exists, so its
+        // start is decided again on the run as it is now, never left as an unknown outcome.
+        if (committed === false) this.redo.set(ex, observed);
+        return committed;
+      }
       case 'continue':
       case 'resume':
       case 'none':
@@ -129,6 +156,22 @@ export class RunLoop {
       default:
         return true;
     }
+  }
+
+  /** The agent in control when the session's previous run ended, with its pinned model; null: the run's own agent. */
+  private async lastAgentOf(run: Run): Promise<HandoffTarget | null> {
+    const p = run.propsForPersistence();
+    const last = await this.runs.lastAgentOf(p.sessionId, { runId: p.id, createdAt: p.createdAt });
+    if (!last || (last.id === p.agent.id && last.version === p.agent.version)) return null;
+    const agent = await this.agents.findPinned(p.tenantId, last.id, last.version);
+    return agent ? { id: agent.id, version: agent.version, model: agent.model } : null;
+  }
+
+  /** The execution uses the pinned version of the agent in control (its instructions and tools). */
+  private async followAgent(run: Run, ex: Execution): Promise<void> {
+    const cur = currentAgentOf(run.propsForPersistence());
+    if (ex.agent && ex.agent.id === cur.id && ex.agent.version === cur.version) return;
+    ex.agent = await this.agents.findPinned(run.owner.tenantId, cur.id, cur.version);
   }
 
   /** Steered inputs arrived (signal or heartbeat): the run's inbox is read and given to the decider. */

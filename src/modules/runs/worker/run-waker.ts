@@ -4,6 +4,7 @@ import { AppConfig } from '../../../common/config/app-config';
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { SpendGate } from '../../usage/domain/spend';
 import { ApplyToRun } from '../application/apply-to-run';
+import { SubagentRelay } from '../application/subagent-relay';
 import { appendToolResults } from '../application/tool-result-messages';
 import { QuotaStatus } from '../domain/run-decider';
 import { RunRepository } from '../domain/run.repository';
@@ -39,6 +40,7 @@ export class RunWaker implements OnApplicationBootstrap, BeforeApplicationShutdo
     private readonly messages: MessageRepository,
     private readonly clock: Clock,
     @Optional() private readonly spend?: SpendGate,
+    @Optional() private readonly subagents?: SubagentRelay,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -80,6 +82,8 @@ export class RunWaker implements OnApplicationBootstrap, BeforeApplicationShutdo
   private async wake(runId: string, tenantId: string, status: string): Promise<boolean> {
     try {
       const quota = status === 'waiting_for_quota' ? await this.quotaOf(tenantId) : undefined;
+      // A parent waiting for subagents: the ends it was not told of first (CONTRACT 16).
+      if (status === 'waiting_for_subagents') await this.subagents?.recheck(runId);
       const applied = await this.path.apply(
         runId,
         { type: 'wake' },

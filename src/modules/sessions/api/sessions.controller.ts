@@ -12,6 +12,7 @@ import { ArchiveSessionCommand } from '../application/commands/archive-session/a
 import { CreateSessionCommand } from '../application/commands/create-session/create-session.command';
 import { DeleteSessionCommand } from '../application/commands/delete-session/delete-session.command';
 import { UpdateSessionCommand } from '../application/commands/update-session/update-session.command';
+import { ListSubagentsQuery } from '../application/queries/list-subagents/list-subagents.query';
 import { GetSessionQuery } from '../application/queries/get-session/get-session.query';
 import { ListSessionsQuery } from '../application/queries/list-sessions/list-sessions.query';
 import { SessionWorkStatusQuery } from '../application/queries/session-work-status/session-work-status.query';
@@ -19,7 +20,7 @@ import { ListSessionsQueryDto } from './dto/list-sessions.request.dto';
 import type { SessionProps } from '../domain/session.aggregate';
 import { CreateSessionRequestDto } from './dto/create-session.request.dto';
 import { toTtl } from './dto/session-ttl.dto';
-import { SessionListResponseDto, SessionResponseDto, toSessionResponse } from './dto/session.response.dto';
+import { SessionListResponseDto, SessionResponseDto, SubagentListResponseDto, toSessionResponse } from './dto/session.response.dto';
 import { ArchiveSessionRequestDto, UpdateSessionRequestDto } from './dto/update-session.request.dto';
 
 @ApiTags('Sessions')
@@ -80,6 +81,20 @@ export class SessionsController {
   @ApiErrors('session_not_found')
   async get(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<SessionResponseDto> {
     return this.withWorkStatus(await this.queries.execute(new GetSessionQuery(principal, id)));
+  }
+
+  @Get(':id/subagents')
+  @ApiOperation({
+    summary: "List a session's subagents",
+    description:
+      "The child sessions its runs created with `create_subagent` (CONTRACT 16), oldest first, each with `parent_session_id`, `parent_run_id` and `subagent {name, status}`; a subagent's turns are its runs (`GET /v1/sessions/{id}/runs`). A member sees only their own.",
+  })
+  @ApiOkResponse({ type: SubagentListResponseDto })
+  @ApiErrors('session_not_found')
+  async subagents(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<SubagentListResponseDto> {
+    const children = await this.queries.execute(new ListSubagentsQuery(principal, id));
+    const statuses = children.length ? await this.queries.execute(new SessionWorkStatusQuery(children.map((c) => c.id))) : new Map();
+    return { object: 'list', data: children.map((c) => toSessionResponse(c, statuses.get(c.id))), has_more: false };
   }
 
   @Post(':id')

@@ -44,6 +44,16 @@ export interface SessionProps {
   /** Derived: `lastActiveAt + ttl.seconds` (null without a TTL); activity moves it. */
   expiresAt: Date | null;
   ttl: SessionTtl | null;
+  /** Set on a subagent's session (CONTRACT 16): who created it, its name and status. Null: a top-level session. */
+  parent?: SubagentParent | null;
+}
+
+/** What makes a session a subagent (CONTRACT 16). */
+export interface SubagentParent {
+  sessionId: string;
+  runId: string;
+  name: string;
+  status: 'active' | 'closed';
 }
 
 export type SessionDomainEvent =
@@ -75,6 +85,7 @@ export class Session {
     metadata: Record<string, string>;
     defaultConcurrency?: RunConcurrency;
     ttl?: SessionTtl | null;
+    parent?: SubagentParent | null;
     now: Date;
   }): Session {
     const s = new Session(
@@ -95,6 +106,7 @@ export class Session {
         lastActiveAt: input.now,
         expiresAt: ttlExpiry(input.now, input.ttl ?? null),
         ttl: input.ttl ? { ...input.ttl } : null,
+        parent: input.parent ? { ...input.parent } : null,
       },
       0,
     );
@@ -103,7 +115,10 @@ export class Session {
   }
 
   static restore(props: SessionProps): Session {
-    return new Session({ ...props, agent: { ...props.agent }, metadata: { ...props.metadata }, ttl: props.ttl ? { ...props.ttl } : null, expiresAt: ttlExpiry(props.lastActiveAt, props.ttl) }, props.revision);
+    return new Session(
+      { ...props, agent: { ...props.agent }, metadata: { ...props.metadata }, ttl: props.ttl ? { ...props.ttl } : null, parent: props.parent ? { ...props.parent } : null, expiresAt: ttlExpiry(props.lastActiveAt, props.ttl) },
+      props.revision,
+    );
   }
 
   get id(): string {
@@ -132,7 +147,7 @@ export class Session {
     return this.props.revision !== this.loadedRevision;
   }
   snapshot(): Readonly<SessionProps> {
-    return { ...this.props, agent: { ...this.props.agent }, metadata: { ...this.props.metadata }, ttl: this.props.ttl ? { ...this.props.ttl } : null };
+    return { ...this.props, agent: { ...this.props.agent }, metadata: { ...this.props.metadata }, ttl: this.props.ttl ? { ...this.props.ttl } : null, parent: this.props.parent ? { ...this.props.parent } : null };
   }
   pullEvents(): SessionDomainEvent[] {
     const out = this.events;

@@ -9,6 +9,10 @@ export abstract class SessionRepository {
   /** Conditional UPDATE on `revision = session.expectedRevision`; throws ConcurrencyConflict on 0 rows. */
   abstract save(session: Session): Promise<void>;
   abstract findById(id: string): Promise<Session | null>;
+  /** A session's subagents (child sessions, CONTRACT 16), oldest first. */
+  abstract children(tenantId: string, parentSessionId: string): Promise<Session[]>;
+  /** A subagent's session is closed (one statement; a top-level session is left alone). */
+  abstract closeSubagent(tenantId: string, sessionId: string): Promise<void>;
   /** The ids among `ids` that still exist. */
   abstract existing(ids: string[]): Promise<string[]>;
   /** Returns whether a row was deleted. */

@@ -19,6 +19,9 @@ export function sessionToDomain(row: SessionOrmEntity): Session {
     lastActiveAt: row.lastActiveAt,
     expiresAt: null, // derived by restore from lastActiveAt + ttl
     ttl: row.ttlSeconds != null ? { seconds: row.ttlSeconds, strategy: row.ttlStrategy ?? 'archive' } : null,
+    parent: row.parentSessionId
+      ? { sessionId: row.parentSessionId, runId: row.parentRunId ?? '', name: row.subagentName ?? '', status: row.subagentStatus ?? 'active' }
+      : null,
   });
 }
 
@@ -42,5 +45,9 @@ export function sessionToRow(session: Session): Partial<SessionOrmEntity> {
     lastActiveAt: s.lastActiveAt,
     ttlSeconds: s.ttl?.seconds ?? null,
     ttlStrategy: s.ttl?.strategy ?? null,
+    parentSessionId: s.parent?.sessionId ?? null,
+    parentRunId: s.parent?.runId ?? null,
+    subagentName: s.parent?.name ?? null,
+    subagentStatus: s.parent?.status ?? null,
   };
 }

@@ -21,4 +21,9 @@ export class SessionOrmEntity {
   /** Session TTL (CONTRACT 17): `expires_at` is derived, `last_active_at + ttl_seconds`; the old `expires_at` column is unused. */
   @Column('integer', { name: 'ttl_seconds', nullable: true }) ttlSeconds!: number | null;
   @Column('text', { name: 'ttl_strategy', nullable: true }) ttlStrategy!: 'archive' | 'delete' | null;
+  /** A subagent (CONTRACT 16): the session and run that created it, its name and status. */
+  @Column('text', { name: 'parent_session_id', nullable: true }) parentSessionId!: string | null;
+  @Column('text', { name: 'parent_run_id', nullable: true }) parentRunId!: string | null;
+  @Column('text', { name: 'subagent_name', nullable: true }) subagentName!: string | null;
+  @Column('text', { name: 'subagent_status', nullable: true }) subagentStatus!: 'active' | 'closed' | null;
 }

@@ -77,6 +77,18 @@ export class SessionTypeormRepository extends SessionRepository implements OnMod
     return rows.length ? sessionToDomain(this.sql.hydrate(rows[0])) : null;
   }
 
+  async children(tenantId: string, parentSessionId: string): Promise<Session[]> {
+    const rows: Array<Record<string, unknown>> = await this.uow.manager.query(
+      `SELECT ${this.sql.selectList()} FROM sessions WHERE parent_session_id = $1 AND tenant_id = $2 ORDER BY created_at, id LIMIT 1000`,
+      [parentSessionId, tenantId],
+    );
+    return rows.map((r) => sessionToDomain(this.sql.hydrate(r)));
+  }
+
+  async closeSubagent(tenantId: string, sessionId: string): Promise<void> {
+    await this.uow.manager.query(`UPDATE sessions SET subagent_status = 'closed' WHERE id = $1 AND tenant_id = $2 AND parent_session_id IS NOT NULL`, [sessionId, tenantId]);
+  }
+
   async existing(ids: string[]): Promise<string[]> {
     const rows: Array<{ id: string }> = await this.uow.manager.query(`SELECT id FROM sessions WHERE id = ANY($1::text[])`, [ids]);
     return rows.map((r) => r.id);

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { AgentView } from '../../application/agent-view';
+import { handoffsOf } from '../../domain/agent-definition';
 
 export class AgentToolDto {
   @ApiProperty({ example: 'create_ticket' }) name!: string;
@@ -14,6 +15,11 @@ export class AgentToolDto {
   @ApiProperty({ enum: ['server', 'client'], example: 'server', description: '`client`: the run waits for `POST /v1/runs/{id}/tool_outputs`.' })
   executor!: 'server' | 'client';
   @ApiPropertyOptional({ type: String, example: 'crm', description: 'mcp tools: the server entry the tool came from.' }) server?: string;
+}
+
+export class AgentHandoffDto {
+  @ApiProperty({ example: 'billing_agent' }) agent_id!: string;
+  @ApiProperty({ example: '1', description: 'The version pinned when this agent version was created.' }) version!: string;
 }
 
 export class AgentResponseDto {
@@ -36,6 +42,26 @@ export class AgentResponseDto {
     ],
   })
   tools!: AgentToolDto[];
+  @ApiProperty({
+    type: [AgentHandoffDto],
+    description: 'Agents this version may hand the run to (CONTRACT 16), with the versions it pinned; the model sees each as the tool `transfer_to_<agent_id>`.',
+  })
+  handoffs!: AgentHandoffDto[];
+  @ApiProperty({ type: () => AgentSubagentsDto, nullable: true, description: 'Subagents (CONTRACT 16): null when not enabled.' })
+  subagents!: AgentSubagentsDto | null;
+}
+
+export class AgentSubagentsDto {
+  @ApiProperty({ example: true }) enabled!: boolean;
+  @ApiProperty({ type: [AgentHandoffDto], nullable: true, description: 'Agents a subagent may run besides this one (pinned versions); null: only this one.' })
+  agents!: AgentHandoffDto[] | null;
+  @ApiProperty({ example: 6 }) max_concurrent!: number;
+}
+
+function subagentsOf(v: AgentView): AgentSubagentsDto | null {
+  const t = v.resolvedTools.find((x) => x.binding.kind === 'subagents');
+  if (!t || t.binding.kind !== 'subagents') return null;
+  return { enabled: true, agents: t.binding.agents ? t.binding.agents.map((a) => ({ ...a })) : null, max_concurrent: t.binding.max_concurrent };
 }
 
 export class AgentListResponseDto {
@@ -61,9 +87,11 @@ export function toAgentResponse(v: AgentView): AgentResponseDto {
     description: v.description,
     model: v.model,
     created_at: v.createdAt ? v.createdAt.toISOString() : null,
-    tools: v.resolvedTools.map((t) => ({
+    handoffs: handoffsOf(v).map((h) => ({ agent_id: h.id, version: h.version })),
+    subagents: subagentsOf(v),
+    tools: v.resolvedTools.filter((t) => t.binding.kind !== 'handoff' && t.binding.kind !== 'subagents').map((t) => ({
       name: t.name,
-      type: t.binding.kind,
+      type: t.binding.kind as AgentToolDto['type'],
       description: t.description,
       risk: t.risk,
       visibility: t.visibility,

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, IsArray, IsString, Matches, MaxLength } from 'class-validator';
+import { ArrayMaxSize, IsArray, IsObject, IsString, Matches, MaxLength } from 'class-validator';
 import { MayOmit } from '../../../../common/http/validation';
 
 const TOOLS_DESCRIPTION =
@@ -49,6 +49,32 @@ export class AgentVersionBodyDto {
   @IsArray()
   @ArrayMaxSize(128)
   tools!: unknown[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: 32,
+    example: ['billing_agent'],
+    description:
+      'Agents (of this tenant: file agents or its API agents) this one may hand the run to (CONTRACT 16). Each is pinned at its newest version and offered to the model as a tool ' +
+      '`transfer_to_<agent_id>` `{reason?}`; an unknown id: 400.',
+  })
+  @MayOmit()
+  @IsArray()
+  @ArrayMaxSize(32)
+  @IsString({ each: true })
+  handoffs?: string[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    properties: { enabled: { type: 'boolean' }, agents: { type: 'array', items: { type: 'string' } }, max_concurrent: { type: 'integer', minimum: 1, maximum: 32 } },
+    required: ['enabled'],
+    example: { enabled: true, agents: ['assistant'], max_concurrent: 3 },
+    description:
+      'Subagents (CONTRACT 16): the model gets `create_subagent`, `send_subagent_input`, `wait_for_subagents` and `close_subagent`; `agents` (of this tenant, pinned at their newest version) it may run besides this one; at most `max_concurrent` (default 6) subagent runs per parent run at once.',
+  })
+  @MayOmit()
+  @IsObject()
+  subagents?: Record<string, unknown>;
 }
 
 export class CreateAgentRequestDto extends AgentVersionBodyDto {

@@ -62,6 +62,8 @@ export class DefaultToolRegistry extends ToolRegistry {
   private async executeExternal(tool: AgentTool, args: unknown, ctx: ToolContext): Promise<ToolOutcome> {
     const b = tool.binding;
     if (b.kind === 'function') return fail('tool_failed', `client tool: "${tool.name}" is executed by the client, not the server`);
+    // The run's decider hands the run over; a call that reaches the registry is not a handoff.
+    if (b.kind === 'handoff' || b.kind === 'subagents') return fail('tool_failed', `${tool.name} is performed by the run itself; it is not executed`);
     const problems = validateArguments(tool.parameters, args);
     if (problems.length) return fail('invalid_tool_arguments', problems.join('; '));
     if (!this.external) return fail('tool_failed', `${tool.name}: external tools are not available`);

@@ -3,6 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
 import { RunProps } from '../../domain/run.aggregate';
 import { isWaiting, RUN_STATUSES, RunStatus } from '../../domain/run-status';
+import { currentAgentOf } from '../../domain/run-state';
 
 export class EstimatedCostDto {
   @ApiProperty({ example: '0.001234', pattern: '^\\d+(\\.\\d+)?$', description: 'USD as a decimal string (exact, never a binary float).' }) amount!: string;
@@ -78,8 +79,19 @@ export class RunResponseDto {
   @ApiProperty({ example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) id!: string;
   @ApiProperty({ enum: ['run'] }) object!: 'run';
   @ApiProperty({ example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) session_id!: string;
-  @ApiProperty({ type: RunAgentDto }) agent!: RunAgentDto;
-  @ApiProperty({ example: 'scripted' }) model!: string;
+  @ApiProperty({ type: RunAgentDto, description: 'The agent the run was created with (the session\'s pinned agent).' }) agent!: RunAgentDto;
+  @ApiProperty({
+    type: RunAgentDto,
+    description: 'The agent in control (CONTRACT 16): `agent` until a handoff, then its target; a run starts with the agent that had control of its session last.',
+  })
+  current_agent!: RunAgentDto;
+  @ApiPropertyOptional({
+    type: String,
+    example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A',
+    description: "Only on a subagent's run (CONTRACT 16): the parent run that started it (also in webhooks' `data.object`).",
+  })
+  parent_run_id?: string;
+  @ApiProperty({ example: 'scripted', description: "The model of the agent in control (after a handoff: the target's pinned model)." }) model!: string;
   @ApiProperty({ enum: RUN_STATUSES })
   status!: string;
   @ApiProperty({ example: 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3B' }) user_message_id!: string;
@@ -113,6 +125,8 @@ export function toRunResponse(
     object: 'run',
     session_id: r.sessionId,
     agent: { id: r.agent.id, version: r.agent.version },
+    current_agent: { ...currentAgentOf(r) },
+    ...(r.state.parent ? { parent_run_id: r.state.parent.run_id } : {}),
     model: r.model,
     status: r.status,
     user_message_id: r.userMessageId,

@@ -29,6 +29,23 @@ export class InlineAgentDto {
   @IsArray()
   @ArrayMaxSize(128)
   tools?: unknown[];
+
+  @ApiPropertyOptional({ type: [String], maxItems: 32, example: ['billing_agent'], description: 'Agents of this tenant the inline agent may hand the run to (CONTRACT 16): tools `transfer_to_<agent_id>`; an unknown id: 400.' })
+  @MayOmit()
+  @IsArray()
+  @ArrayMaxSize(32)
+  @IsString({ each: true })
+  handoffs?: string[];
+
+  @ApiPropertyOptional({
+    type: 'object',
+    additionalProperties: true,
+    example: { enabled: true, max_concurrent: 3 },
+    description: 'Subagents of the inline agent (CONTRACT 16): `{enabled, agents?, max_concurrent?}` as on `POST /v1/agents`.',
+  })
+  @MayOmit()
+  @IsObject()
+  subagents?: Record<string, unknown>;
 }
 
 export class CreateSessionRequestDto {

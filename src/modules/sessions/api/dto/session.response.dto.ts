@@ -1,4 +1,4 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
 import { RUN_CONCURRENCY, RunConcurrency, SessionProps } from '../../domain/session.aggregate';
 import { WORK_STATUSES, WorkStatus } from '../../domain/work-status';
@@ -8,6 +8,11 @@ export class AgentSnapshotDto {
   @ApiProperty({ example: 'support_agent' }) id!: string;
   @ApiProperty({ example: '1' }) version!: string;
   @ApiProperty({ example: 'scripted' }) model!: string;
+}
+
+export class SubagentInfoDto {
+  @ApiProperty({ example: 'researcher_1', description: 'The name `create_subagent` gave it.' }) name!: string;
+  @ApiProperty({ enum: ['active', 'closed'], description: '`closed`: `close_subagent` closed it (it takes no more input).' }) status!: 'active' | 'closed';
 }
 
 export class SessionResponseDto {
@@ -45,6 +50,10 @@ export class SessionResponseDto {
   ttl!: SessionTtlResponseDto | null;
   @ApiProperty({ type: 'object', additionalProperties: { type: 'string' }, example: { customer: 'acme' } })
   metadata!: Record<string, string>;
+  @ApiPropertyOptional({ type: String, example: 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A', description: 'Only on a subagent (CONTRACT 16): the session whose run created it.' })
+  parent_session_id?: string;
+  @ApiPropertyOptional({ type: String, example: 'run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3A', description: 'Only on a subagent: the run that created it.' }) parent_run_id?: string;
+  @ApiPropertyOptional({ type: SubagentInfoDto, description: 'Only on a subagent: its name and status.' }) subagent?: SubagentInfoDto;
 }
 
 /** `workStatus`: from SessionWorkStatusQuery (a new session is idle). */
@@ -68,6 +77,7 @@ export function toSessionResponse(s: Readonly<SessionProps>, workStatus: WorkSta
     expires_at: iso(s.expiresAt),
     ttl: s.ttl ? { seconds: s.ttl.seconds, strategy: s.ttl.strategy } : null,
     metadata: s.metadata,
+    ...(s.parent ? { parent_session_id: s.parent.sessionId, parent_run_id: s.parent.runId, subagent: { name: s.parent.name, status: s.parent.status } } : {}),
   };
 }
 
@@ -77,4 +87,10 @@ export class SessionListResponseDto {
   @ApiProperty({ type: String, nullable: true }) first_id!: string | null;
   @ApiProperty({ type: String, nullable: true }) last_id!: string | null;
   @ApiProperty() has_more!: boolean;
+}
+
+export class SubagentListResponseDto {
+  @ApiProperty({ enum: ['list'] }) object!: 'list';
+  @ApiProperty({ type: [SessionResponseDto] }) data!: SessionResponseDto[];
+  @ApiProperty({ example: false }) has_more!: boolean;
 }

@@ -16,6 +16,8 @@ export interface CreateRunInput {
   model?: string;
   /** Client tools of this run only (besides the agent's); not with `steer`/`interrupt` (the input joins another run). */
   clientTools?: ClientToolSpec[];
+  /** A subagent's run (started by its parent run, CONTRACT 16): the parent it reports its end to. */
+  parent?: { run_id: string; subagent_id: string };
 }
 
 /** The run that takes the input: a new one, or (`steered`) the session's active run; and the input's receipt. */

@@ -168,6 +168,7 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       now,
       queueTtlMs: this.config.runQueueTtlMs,
       clientTools: input.clientTools,
+      ...(input.parent ? { parent: input.parent } : {}),
     });
     // ONE statement (a batch; inside the POST's, it also stores the response and the audit
     // record): the input message appended (the session row locked, its revision checked), the

@@ -28,7 +28,9 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
     // else a file agent, or an API agent of the caller's tenant (another tenant's is the same 404).
     const agent = input.agent
       ? await this.agents.createInline(principal.tenantId, principal.subjectId, `inline_${newId('sess').slice(5).toLowerCase()}`, input.agent)
-      : await this.agents.find(principal.tenantId, agentId);
+      : input.agentVersion !== undefined
+        ? await this.agents.findPinned(principal.tenantId, agentId, input.agentVersion)
+        : await this.agents.find(principal.tenantId, agentId);
     if (!agent) throw new DomainError('agent_not_found', `agent "${agentId}" is not configured`, { agent_id: agentId });
     const session = Session.create({
       id: newId('sess'),
@@ -40,6 +42,7 @@ export class CreateSessionHandler implements ICommandHandler<CreateSessionComman
       defaultConcurrency: input.defaultConcurrency,
       // Omitted: SESSION_TTL_SECONDS (archive); null: no TTL.
       ttl: input.ttl !== undefined ? input.ttl : this.config.sessionTtlSeconds !== null ? { seconds: this.config.sessionTtlSeconds, strategy: 'archive' } : null,
+      ...(input.parent ? { parent: input.parent } : {}),
       now: new Date(),
     });
     // One write: inside the POST's batch it shares the statement that stores the response.
