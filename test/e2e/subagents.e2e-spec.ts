@@ -91,6 +91,13 @@ describe('multi-agent: subagents (CONTRACT 16)', () => {
     // Another member does not see the session, nor its subagents; an admin does.
     expect((await t.call(KEYS.memberA2, 'GET', `/v1/sessions/${sid}/subagents`)).status).toBe(404);
     expect((await t.call(admin, 'GET', `/v1/sessions/${sid}/subagents`)).body.data).toHaveLength(2);
+    // Paged like every list: oldest first by default, `limit`, `after`, `order`.
+    const first = await t.call(member, 'GET', `/v1/sessions/${sid}/subagents?limit=1`);
+    expect(first.body).toMatchObject({ object: 'list', has_more: true, first_id: list.body.data[0].id, last_id: list.body.data[0].id });
+    const next = await t.call(member, 'GET', `/v1/sessions/${sid}/subagents?limit=1&after=${first.body.last_id}`);
+    expect(next.body).toMatchObject({ has_more: false, data: [expect.objectContaining({ id: list.body.data[1].id })] });
+    expect((await t.call(member, 'GET', `/v1/sessions/${sid}/subagents?order=desc`)).body.data.map((x: any) => x.id)).toEqual([list.body.data[1].id, list.body.data[0].id]);
+    expect((await t.call(member, 'GET', `/v1/sessions/${sid}/subagents?after=sess_nope`)).body.error.code).toBe('invalid_cursor');
     // The audit trail records each spawn (the parent's subagent.created run events, unredacted).
     for (let i = 0; ; i++) {
       const audit = await t.call(admin, 'GET', `/v1/admin/audit?run_id=${parent.id}&action=run_event.subagent.created`);

@@ -20,7 +20,7 @@ import { ListSessionsQueryDto } from './dto/list-sessions.request.dto';
 import type { SessionProps } from '../domain/session.aggregate';
 import { CreateSessionRequestDto } from './dto/create-session.request.dto';
 import { toTtl } from './dto/session-ttl.dto';
-import { SessionListResponseDto, SessionResponseDto, SubagentListResponseDto, toSessionResponse } from './dto/session.response.dto';
+import { SessionListResponseDto, SessionResponseDto, toSessionResponse } from './dto/session.response.dto';
 import { ArchiveSessionRequestDto, UpdateSessionRequestDto } from './dto/update-session.request.dto';
 
 @ApiTags('Sessions')
@@ -87,14 +87,17 @@ export class SessionsController {
   @ApiOperation({
     summary: "List a session's subagents",
     description:
-      "The child sessions its runs created with `create_subagent` (CONTRACT 16), oldest first, each with `parent_session_id`, `parent_run_id` and `subagent {name, status}`; a subagent's turns are its runs (`GET /v1/sessions/{id}/runs`). A member sees only their own.",
+      "The child sessions its runs created with `create_subagent` (CONTRACT 16), a page at a time (oldest first by default), each with `parent_session_id`, `parent_run_id` and `subagent {name, status}`; a subagent's turns are its runs (`GET /v1/sessions/{id}/runs`). A member sees only their own.",
   })
-  @ApiOkResponse({ type: SubagentListResponseDto })
-  @ApiErrors('session_not_found')
-  async subagents(@CurrentPrincipal() principal: Principal, @Param('id') id: string): Promise<SubagentListResponseDto> {
-    const children = await this.queries.execute(new ListSubagentsQuery(principal, id));
-    const statuses = children.length ? await this.queries.execute(new SessionWorkStatusQuery(children.map((c) => c.id))) : new Map();
-    return { object: 'list', data: children.map((c) => toSessionResponse(c, statuses.get(c.id))), has_more: false };
+  @ApiOkResponse({ type: SessionListResponseDto })
+  @ApiErrors('session_not_found', 'invalid_request', 'invalid_cursor')
+  async subagents(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: ListQueryDto): Promise<SessionListResponseDto> {
+    const { items, hasMore } = await this.queries.execute(new ListSubagentsQuery(principal, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'asc' }));
+    const statuses = items.length ? await this.queries.execute(new SessionWorkStatusQuery(items.map((c) => c.id))) : new Map();
+    return listPage(
+      items.map((c) => toSessionResponse(c, statuses.get(c.id))),
+      hasMore,
+    );
   }
 
   @Post(':id')

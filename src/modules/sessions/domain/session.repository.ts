@@ -9,8 +9,8 @@ export abstract class SessionRepository {
   /** Conditional UPDATE on `revision = session.expectedRevision`; throws ConcurrencyConflict on 0 rows. */
   abstract save(session: Session): Promise<void>;
   abstract findById(id: string): Promise<Session | null>;
-  /** A session's subagents (child sessions, CONTRACT 16), oldest first. */
-  abstract children(tenantId: string, parentSessionId: string): Promise<Session[]>;
+  /** A page of a session's subagents (child sessions, CONTRACT 16) that `principal` may see (a member: their own). */
+  abstract children(principal: Principal, parentSessionId: string, page: { after?: string; limit: number; order: SortOrder }): Promise<{ items: Session[]; hasMore: boolean }>;
   /** A subagent's session is closed (one statement; a top-level session is left alone). */
   abstract closeSubagent(tenantId: string, sessionId: string): Promise<void>;
   /** The ids among `ids` that still exist. */

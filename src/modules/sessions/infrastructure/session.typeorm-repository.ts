@@ -77,12 +77,8 @@ export class SessionTypeormRepository extends SessionRepository implements OnMod
     return rows.length ? sessionToDomain(this.sql.hydrate(rows[0])) : null;
   }
 
-  async children(tenantId: string, parentSessionId: string): Promise<Session[]> {
-    const rows: Array<Record<string, unknown>> = await this.uow.manager.query(
-      `SELECT ${this.sql.selectList()} FROM sessions WHERE parent_session_id = $1 AND tenant_id = $2 ORDER BY created_at, id LIMIT 1000`,
-      [parentSessionId, tenantId],
-    );
-    return rows.map((r) => sessionToDomain(this.sql.hydrate(r)));
+  children(principal: Principal, parentSessionId: string, page: { after?: string; limit: number; order: SortOrder }) {
+    return this.page(principal, page, (qb) => qb.andWhere('s.parent_session_id = :parent', { parent: parentSessionId }));
   }
 
   async closeSubagent(tenantId: string, sessionId: string): Promise<void> {
@@ -129,12 +125,20 @@ export class SessionTypeormRepository extends SessionRepository implements OnMod
     );
   }
 
-  async list(principal: Principal, page: { after?: string; limit: number; order: SortOrder }, filter: { workStatus?: WorkStatus } = {}) {
+  list(principal: Principal, page: { after?: string; limit: number; order: SortOrder }, filter: { workStatus?: WorkStatus } = {}) {
+    return this.page(principal, page, (qb) => (filter.workStatus === undefined ? qb : qb.andWhere(`${this.workStatusOf('s.id')} = :workStatus`, { workStatus: filter.workStatus })));
+  }
+
+  /** A keyset page of the tenant's sessions `principal` may see (a member: their own), narrowed by `narrow`. */
+  private async page(
+    principal: Principal,
+    page: { after?: string; limit: number; order: SortOrder },
+    narrow: (qb: ReturnType<typeof this.repo.createQueryBuilder>) => ReturnType<typeof this.repo.createQueryBuilder>,
+  ) {
     const scope = (qb: ReturnType<typeof this.repo.createQueryBuilder>) => {
       qb.where('s.tenant_id = :tenant', { tenant: principal.tenantId });
       if (principal.role !== 'admin') qb.andWhere('s.subject_id = :subject', { subject: principal.subjectId });
-      if (filter.workStatus !== undefined) qb.andWhere(`${this.workStatusOf('s.id')} = :workStatus`, { workStatus: filter.workStatus });
-      return qb;
+      return narrow(qb);
     };
     let cursor: { createdAt: Date; id: string } | null = null;
     if (page.after !== undefined) {

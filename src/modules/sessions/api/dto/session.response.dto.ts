@@ -89,8 +89,3 @@ export class SessionListResponseDto {
   @ApiProperty() has_more!: boolean;
 }
 
-export class SubagentListResponseDto {
-  @ApiProperty({ enum: ['list'] }) object!: 'list';
-  @ApiProperty({ type: [SessionResponseDto] }) data!: SessionResponseDto[];
-  @ApiProperty({ example: false }) has_more!: boolean;
-}
