@@ -1168,7 +1168,7 @@ export interface paths {
         };
         /**
          * List a session's subagents
-         * @description The child sessions its runs created with `create_subagent` (CONTRACT 16), oldest first, each with `parent_session_id`, `parent_run_id` and `subagent {name, status}`; a subagent's turns are its runs (`GET /v1/sessions/{id}/runs`). A member sees only their own.
+         * @description The child sessions its runs created with `create_subagent` (CONTRACT 16), a page at a time (oldest first by default), each with `parent_session_id`, `parent_run_id` and `subagent {name, status}`; a subagent's turns are its runs (`GET /v1/sessions/{id}/runs`). A member sees only their own.
          */
         get: operations["Sessions_subagents"];
         put?: never;
@@ -4057,13 +4057,6 @@ export interface components {
              * @enum {string}
              */
             status: "active" | "closed";
-        };
-        SubagentListResponseDto: {
-            data: components["schemas"]["SessionResponseDto"][];
-            /** @example false */
-            has_more: boolean;
-            /** @enum {string} */
-            object: "list";
         };
         SubmitToolOutputsRequestDto: {
             tool_outputs: components["schemas"]["ToolOutputDto"][];
@@ -9812,7 +9805,13 @@ export interface operations {
     };
     Sessions_subagents: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description An item id of this list (e.g. the `last_id` of the previous page): the page starts after it. */
+                after?: string;
+                limit?: number;
+                /** @description Defaults per collection (sessions and runs: desc; messages: asc). */
+                order?: "asc" | "desc";
+            };
             header?: never;
             path: {
                 id: string;
@@ -9826,7 +9825,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SubagentListResponseDto"];
+                    "application/json": components["schemas"]["SessionListResponseDto"];
+                };
+            };
+            /** @description Error envelope. code: `invalid_request`, `invalid_cursor` */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
             /** @description Error envelope. code: `unauthorized` */
