@@ -2,6 +2,7 @@ import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { DomainError } from '../errors/domain-error';
 import type { ErrorCode } from '../errors/error-codes';
+import { SECRET_NAME_RE, SECRET_NAME_RULE } from '../text/secret-name';
 
 /**
  * The one rule for ids in a path: an id that is not well-formed for its resource names nothing,
@@ -40,12 +41,11 @@ const RULES: Record<string, PathIdRule> = {
   webhooks: { valid: prefixed('wh'), code: 'not_found', message: () => 'webhook not found', detail: 'webhook_id' },
   agents: { valid: /^[a-z0-9_-]{1,64}$/, code: 'agent_not_found', message: (id) => `agent "${id}" is not configured`, detail: 'agent_id' },
   secrets: {
-    // SECRET_NAME_RE of the secrets module (common code imports no module).
-    valid: /^[A-Z][A-Z0-9_]{0,63}$/,
+    valid: SECRET_NAME_RE,
     code: 'secret_not_found',
     message: () => 'secret not found',
     detail: 'name',
-    clientChosen: { field: 'name', rule: 'must match [A-Z][A-Z0-9_]{0,63} (an upper-case letter, then up to 63 upper-case letters, digits or _)' },
+    clientChosen: { field: 'name', rule: SECRET_NAME_RULE },
   },
 };
 /** A parameter after a collection without a rule of its own: still never anything a query could choke on. */

@@ -1,11 +1,11 @@
 import { FieldError } from '../../../common/errors/domain-error';
+import { SECRET_NAME_RE } from '../../../common/text/secret-name';
 import { FunctionToolEntry, HttpToolEntry, McpToolEntry, ToolEntry } from './agent-definition';
 
 const NAME_RE = /^[A-Za-z0-9_-]{1,64}$/;
 const SERVER_RE = /^[A-Za-z0-9_-]{1,32}$/;
 /** Anything of the shape `${...}` in a header value: each must be a well-formed secret reference. */
 const REF_RE = /\$\{([^}]*)\}?/g;
-const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
 const ENV_NAME_RE = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const RISKS = ['auto', 'suggest', 'approve'];
 const VISIBILITIES = ['public', 'private'];

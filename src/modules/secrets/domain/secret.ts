@@ -1,5 +1,6 @@
-/** A secret's name (CONTRACT section 13): an upper-case identifier, as `${secret:NAME}` names it. */
-export const SECRET_NAME_RE = /^[A-Z][A-Z0-9_]{0,63}$/;
+import { SECRET_NAME_RE } from '../../../common/text/secret-name';
+
+export { SECRET_NAME_RE };
 /** A value is at most 8 KiB of UTF-8. */
 export const SECRET_VALUE_MAX_BYTES = 8192;
 
