@@ -48,6 +48,15 @@ function setPage(title, ...nodes) {
   main.replaceChildren(...nodes);
 }
 
+/** A page of a list and the form that adds to it (webhooks, secrets, automations): heading and intro, the list, the titled form beside it. */
+function setListPage(title, intro, list, formId, formTitle, ...form) {
+  setPage(
+    title,
+    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, title), h('p', {}, intro))),
+    h('div', { class: 'audit-layout' }, list, h('section', { class: 'panel', 'aria-labelledby': formId }, h('h2', { id: formId }, formTitle), ...form)),
+  );
+}
+
 // ---------- identity
 async function signIn(key) {
   const api = new Api(key);
@@ -809,15 +818,14 @@ async function renderWebhooks(params) {
     h('button', { class: 'btn btn-primary', type: 'submit' }, 'Create endpoint'),
   );
 
-  setPage(
+  setListPage(
     'Webhooks',
-    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Webhooks'), h('p', {}, 'Signed notifications when runs finish or need a human, and when attachments are scanned.'))),
-    h(
-      'div',
-      { class: 'audit-layout' },
-      h('div', { class: 'stack' }, h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Webhook endpoints' }, table), deliveries),
-      h('section', { class: 'panel', 'aria-labelledby': 'new-webhook-title' }, h('h2', { id: 'new-webhook-title' }, 'New endpoint'), form, secretBox),
-    ),
+    'Signed notifications when runs finish or need a human, and when attachments are scanned.',
+    h('div', { class: 'stack' }, h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Webhook endpoints' }, table), deliveries),
+    'new-webhook-title',
+    'New endpoint',
+    form,
+    secretBox,
   );
 }
 
@@ -906,15 +914,13 @@ async function renderSecrets() {
     h('button', { class: 'btn btn-primary', type: 'submit' }, 'Save secret'),
   );
 
-  setPage(
+  setListPage(
     'Secrets',
-    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Secrets'), h('p', {}, 'Values for the headers of http and mcp tools (${secret:NAME}), per tenant. Names and versions are listed; values never leave the service except in those tool calls.'))),
-    h(
-      'div',
-      { class: 'audit-layout' },
-      h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Secrets' }, table),
-      h('section', { class: 'panel', 'aria-labelledby': 'set-secret-title' }, h('h2', { id: 'set-secret-title' }, 'Set or rotate a secret'), form),
-    ),
+    'Values for the headers of http and mcp tools (${secret:NAME}), per tenant. Names and versions are listed; values never leave the service except in those tool calls.',
+    h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Secrets' }, table),
+    'set-secret-title',
+    'Set or rotate a secret',
+    form,
   );
 }
 
@@ -1014,15 +1020,13 @@ async function renderAutomations() {
     err,
     h('button', { class: 'btn btn-primary', type: 'submit' }, 'Create automation'),
   );
-  setPage(
+  setListPage(
     'Automations',
-    h('div', { class: 'page-head' }, h('div', {}, h('h1', {}, 'Automations'), h('p', {}, 'Input delivered on a schedule: each slot fires once, into a new session of an agent or into one of your sessions.'))),
-    h(
-      'div',
-      { class: 'audit-layout' },
-      h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Automations' }, table),
-      h('section', { class: 'panel', 'aria-labelledby': 'new-auto-title' }, h('h2', { id: 'new-auto-title' }, 'New automation'), form),
-    ),
+    'Input delivered on a schedule: each slot fires once, into a new session of an agent or into one of your sessions.',
+    h('section', { class: 'panel', style: 'padding:0', 'aria-label': 'Automations' }, table),
+    'new-auto-title',
+    'New automation',
+    form,
   );
 }
 
