@@ -11,7 +11,8 @@
  * verifying receiver on loopback in this process (B1 A/B with webhooks on). B6 and B8 are not in
  * the default set (`--only B6`, `--only B8`). `--model openai_compatible`: B1/B1W's runs call an OpenAI-compatible
  * fake server on loopback in this process (a tool call, then B1's 50-chunk answer) through the AI
- * SDK instead of the scripted model (`MODELS_FILE` written here).
+ * SDK instead of the scripted model (`MODELS_FILE` written here). `--metrics`: the server's /metrics
+ * text after each benchmark, saved under bench/results/ (pool waits, deadlock retries, latencies).
  */
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,10 +45,12 @@ interface Args {
   webhook: boolean;
   /** `openai_compatible`: runs call a fake OpenAI-compatible server (the AI SDK path); else the scripted model. */
   model: 'scripted' | 'openai_compatible';
+  /** Save the server's /metrics after each benchmark (bench/results/metrics-<db>-<bench>-<time>.txt). */
+  metrics: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { only: ['B1', 'B2', 'B3', 'B4', 'B5'], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js'), webhook: false, model: 'scripted' };
+  const a: Args = { only: ['B1', 'B2', 'B3', 'B4', 'B5'], dbs: ['postgres', 'embedded'], quick: false, profile: false, env: {}, server: join(DIST, 'src', 'main.js'), webhook: false, model: 'scripted', metrics: false };
   for (let i = 0; i < argv.length; i++) {
     const v = argv[i];
     if (v === '--only') a.only = argv[++i].split(',').map((s) => s.trim().toUpperCase()) as BenchName[];
@@ -55,6 +58,7 @@ function parseArgs(argv: string[]): Args {
     else if (v === '--quick') a.quick = true;
     else if (v === '--profile') a.profile = true;
     else if (v === '--webhook') a.webhook = true;
+    else if (v === '--metrics') a.metrics = true;
     else if (v === '--server') a.server = argv[++i];
     else if (v === '--model') {
       const m = argv[++i];
@@ -149,6 +153,12 @@ async function runFor(db: 'postgres' | 'embedded', args: Args): Promise<BenchRes
           if (receiver) r.notes.push(`webhooks on: one endpoint subscribed to every event; ${receiver.received - received0} deliveries received (${receiver.invalid} not verifying) by the end of the benchmark`);
           results.push({ ...r, load1: l });
           printResult({ ...r, load1: l });
+          if (args.metrics) {
+            const file = join(ROOT, 'bench', 'results', `metrics-${db}-${name}-${Date.now()}.txt`);
+            mkdirSync(join(ROOT, 'bench', 'results'), { recursive: true });
+            writeFileSync(file, await (await fetch(`${app.url}/metrics`)).text());
+            log(`/metrics saved to ${file}`);
+          }
         } catch (err) {
           log(`${name} on ${db} FAILED: ${(err as Error).stack}`);
           results.push({ bench: name, db, load1: l, figures: [], notes: [`failed: ${(err as Error).message}`] });

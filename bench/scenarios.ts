@@ -152,14 +152,16 @@ export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
  */
 export async function b1w(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   const count = ctx.quick ? 200 : 600;
+  // BENCH_B1W_CLIENTS: the same fixed work at another concurrency (B1's 50: does a run cost more when more run at once?).
+  const clients = Number(process.env.BENCH_B1W_CLIENTS ?? 20);
   const one = b1Run(ctx);
-  await pool(20, 60, Date.now() + 120_000, one);
+  await pool(clients, 60, Date.now() + 120_000, one);
   await sleep(1_000);
   const dbCpu = (): Promise<number> => (ctx.db === 'postgres' ? dbBackendsCpuMs(ctx.dbUrl) : Promise.resolve(0));
   const cpu0 = cpuMs(ctx.app.pid);
   const db0 = await dbCpu();
   const t0 = performance.now();
-  const results = await pool(20, count, Date.now() + 600_000, one);
+  const results = await pool(clients, count, Date.now() + 600_000, one);
   const wallMs = performance.now() - t0;
   await sleep(1_000);
   const cpu = cpuMs(ctx.app.pid) - cpu0;
@@ -184,7 +186,7 @@ export async function b1w(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
     figures: [
       fig('server CPU per completed run', cpu / ok, 'ms'),
       ...(ctx.db === 'postgres' ? [fig('PostgreSQL CPU per completed run (bench database backends)', db / ok, 'ms')] : []),
-      fig('runs/s (20 clients, wall clock)', ok / (wallMs / 1000), 'runs/s'),
+      fig(`runs/s (${clients} clients, wall clock)`, ok / (wallMs / 1000), 'runs/s'),
     ],
     notes: [`${ok}/${results.length} runs completed; ${Math.round(wallMs)} ms; CPU counted from 1 s before the first to 1 s after the last`, `rows per run: ${rowsPerRun.join(', ')}`],
   };
