@@ -6,6 +6,7 @@ import { guardedStatement, StatementPart } from '../../src/common/database/state
 import { EventStore, EventStreamOwner } from '../../src/modules/events/domain/run-event';
 import { EventAppendParts } from '../../src/modules/events/infrastructure/event-append-parts';
 import { PgNotifier } from '../../src/modules/events/infrastructure/pg-notifier';
+import { InProcessNotifier } from '../../src/modules/events/infrastructure/in-process-notifier';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
@@ -143,6 +144,66 @@ describe('TypeormEventStore', () => {
     const run = await insertRun(t, session);
     await expect(append(t, run, [])).resolves.toEqual([]);
     await expect(store.lastSequence(run.runId)).resolves.toBe(0);
+  });
+
+  it('PgNotifier tells another node after the commit (never on rollback) and sends a burst of commits in a few batches', async () => {
+    const target = t.app.get<DatabaseTarget>(DATABASE_TARGET);
+    if (target.kind !== 'postgres') {
+      // The embedded database serves one process: its streams are told in-process, and its socket
+      // server does not carry notifications between connections.
+      expect(t.app.get(Notifier)).toBeInstanceOf(InProcessNotifier);
+      return;
+    }
+    const sender = new PgNotifier(uow, target.url, { safetyPollMs: 0 });
+    const receiver = new PgNotifier(uow, target.url, { safetyPollMs: 0 });
+    const got: EventNotification[] = [];
+    receiver.subscribe({ onEvents: (n) => got.push(n), onResync: () => undefined });
+    const note = (i: number): EventNotification => ({ sessionId: 'ses_pgn', runId: `run_pgn_${i}`, lastSequence: i, lastSessionSequence: i });
+    try {
+      await sender.onModuleInit();
+      await receiver.onModuleInit();
+      // Inside a transaction nothing leaves before the commit.
+      await uow.run(async () => {
+        await sender.announce(note(1));
+        await new Promise((r) => setTimeout(r, 200));
+        expect(got).toEqual([]);
+      });
+      await waitFor(() => (got.length === 1 ? true : undefined));
+      expect(got[0]).toEqual(note(1));
+      // A rolled-back write announces nothing.
+      await expect(
+        uow.run(async () => {
+          await sender.announce(note(2));
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      // A burst of 300 committed writes (as many executors' statements finishing together).
+      await Promise.all(Array.from({ length: 300 }, (_, i) => uow.statement(() => sender.announce(note(100 + i)))));
+      await sender.flushed();
+      await waitFor(() => (got.length === 301 ? true : undefined));
+      expect(got.some((n) => n.runId === 'run_pgn_2')).toBe(false);
+      expect(new Set(got.map((n) => n.runId)).size).toBe(301);
+      // One statement per batch, not per commit.
+      expect(sender.batchesSent).toBeGreaterThanOrEqual(2);
+      expect(sender.batchesSent).toBeLessThanOrEqual(10);
+    } finally {
+      await sender.onApplicationShutdown();
+      await receiver.onApplicationShutdown();
+    }
+  });
+
+  it('PgNotifier asks subscribers to re-read every safetyPollMs (a writer that died between its commit and its send)', async () => {
+    const target = t.app.get<DatabaseTarget>(DATABASE_TARGET);
+    const notifier = new PgNotifier(uow, target.url, { safetyPollMs: 100 });
+    let resynced = 0;
+    notifier.subscribe({ onEvents: () => undefined, onResync: () => resynced++ });
+    try {
+      await notifier.onModuleInit();
+      await new Promise((r) => setTimeout(r, 550));
+      expect(resynced).toBeGreaterThanOrEqual(3);
+    } finally {
+      await notifier.onApplicationShutdown();
+    }
   });
 
   it('PgNotifier reconnects after losing its LISTEN connection and asks subscribers to re-read', async () => {

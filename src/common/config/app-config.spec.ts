@@ -309,6 +309,7 @@ describe('loadConfig', () => {
       ['NATS_SUBJECT', 'a..b'],
       ['NATS_DEGRADED_POLL_MS', '10'],
       ['NATS_SAFETY_POLL_MS', '0'],
+      ['PG_NOTIFY_SAFETY_POLL_MS', '99'],
     ])('rejects %s=%s', (name, value) => {
       const problems = problemsOf({ [name]: value });
       expect(problems).toHaveLength(1);

@@ -86,6 +86,8 @@ export class AppConfig {
   natsDegradedPollMs!: number;
   /** While NATS is up, streams with subscribers are still re-read this often (a writer that died between commit and publish). */
   natsSafetyPollMs!: number;
+  /** PostgreSQL LISTEN/NOTIFY (no NATS_URL): streams with subscribers are still re-read this often (a writer that died between commit and notification). */
+  pgNotifySafetyPollMs!: number;
   idempotencyTtlHours!: number;
   agentDefaultId!: string;
   agentsDir!: string;
@@ -297,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   c.natsDegradedPollMs = int('NATS_DEGRADED_POLL_MS', 500, 50, 60_000);
   c.natsSafetyPollMs = int('NATS_SAFETY_POLL_MS', 5_000, 100, 600_000);
+  c.pgNotifySafetyPollMs = int('PG_NOTIFY_SAFETY_POLL_MS', 5_000, 100, 600_000);
   c.idempotencyTtlHours = int('IDEMPOTENCY_TTL_HOURS', 24, 1, 24 * 365);
   c.agentDefaultId = str('AGENT_DEFAULT_ID', 'support_agent');
   c.agentsDir = resolve(str('AGENTS_DIR', join(projectRoot(), 'agents')));

@@ -44,6 +44,7 @@ export const SERVICE_CONFIG_VARIABLES: ReadonlySet<string> = new Set([
   'LOG_LEVEL',
   'NATS_DEGRADED_POLL_MS',
   'NATS_SAFETY_POLL_MS',
+  'PG_NOTIFY_SAFETY_POLL_MS',
   'NATS_SUBJECT',
   'NATS_URL',
   'NO_COLOR',

@@ -40,7 +40,7 @@ import { TypeormEventStore } from './infrastructure/typeorm-event-store';
               metrics,
             )
           : target.kind === 'postgres'
-            ? new PgNotifier(uow, target.url)
+            ? new PgNotifier(uow, target.url, { safetyPollMs: config.pgNotifySafetyPollMs })
             : new InProcessNotifier(uow),
     },
     TypeormEventStore,

@@ -35,12 +35,6 @@ export interface NotifierState {
  * before the commit (a subscriber must find the rows).
  */
 export abstract class Notifier {
-  /**
-   * Set when notifications travel through the database (`pg_notify(channel, payload)` with the
-   * payload of `encodeNotification`): a writer may then send it inside its own SQL statement
-   * instead of calling `announce` (one round trip fewer per write). Null: call `announce`.
-   */
-  readonly inlineChannel: string | null = null;
   private readonly listeners = new Set<NotificationListener>();
   /** Where a listener's failure is reported (it never stops the others). */
   protected abstract readonly logger: { error(message: string): void };

@@ -6,38 +6,71 @@ import { decodeNotification, encodeNotification, EventNotification, Notifier, No
 export const NOTIFY_CHANNEL = 'run_events';
 const BACKOFF_MIN_MS = 100;
 const BACKOFF_MAX_MS = 5000;
+/** Notifications sent by one statement at most (each payload is ~80 bytes; PostgreSQL allows 8,000). */
+const BATCH_MAX = 500;
+
+export interface PgNotifierOptions {
+  /** How often subscribers re-read anyway (a writer that died between its commit and its notification). */
+  safetyPollMs: number;
+}
 
 /**
- * Cluster notifier on PostgreSQL LISTEN/NOTIFY. `announce` runs `pg_notify` inside the writing
- * transaction (PostgreSQL delivers it at commit, to every node). Each node keeps ONE dedicated
- * LISTEN connection (outside the pool, so it also works behind a transaction-mode pooler when
- * pointed at the server directly); when it drops, it reconnects with exponential backoff and then
- * tells subscribers to re-read, so nothing committed in between is missed.
+ * Cluster notifier on PostgreSQL LISTEN/NOTIFY. Each node keeps ONE dedicated connection (outside
+ * the pool, so it also works behind a transaction-mode pooler when pointed at the server
+ * directly): it LISTENs, and it sends this node's notifications.
+ *
+ * `announce` sends nothing inside the writing transaction: PostgreSQL serialises every committing
+ * transaction that has notified on one lock, held through the commit's WAL flush, so notifying
+ * commits could not share a flush and queued behind each other (bench/README.md, session 10: B1
+ * 50 clients +60-90 % runs/s once the notification left the commit). After the commit, the
+ * notification joins a queue that the dedicated connection sends in one `pg_notify` statement per
+ * batch (whatever queued while the previous batch was on the wire), with `synchronous_commit =
+ * off` (a notification needs no durable commit of its own), so the notify lock is held for
+ * microseconds, once per batch.
+ *
+ * Like NATS, this is at-most-once for other nodes, which costs latency, never an event
+ * (subscribers read the rows by cursor): a writer that dies between its commit and the send, or a
+ * batch sent while the connection is down, reaches other nodes' streams at their next
+ * `safetyPollMs` re-read. When the connection drops it reconnects with exponential backoff and
+ * then tells subscribers to re-read, so nothing committed in between is missed.
  */
 @Injectable()
 export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationShutdown {
   protected readonly logger = new Logger('PgNotifier');
-  override readonly inlineChannel = NOTIFY_CHANNEL;
   private client: Client | null = null;
   private stopped = false;
   private backoffMs = BACKOFF_MIN_MS;
   private reconnectTimer: NodeJS.Timeout | null = null;
   private connecting: Promise<void> | null = null;
   private hadConnection = false;
+  /** Encoded notifications committed and not sent yet. */
+  private queue: string[] = [];
+  private sending: Promise<void> | null = null;
+  private pollTimer: NodeJS.Timeout | null = null;
+  /** Statements that carried notifications (tests: a burst goes in a few). */
+  batchesSent = 0;
 
   constructor(
     private readonly uow: UnitOfWork,
     private readonly url: string,
+    private readonly options: PgNotifierOptions = { safetyPollMs: 5_000 },
   ) {
     super();
   }
 
   async onModuleInit(): Promise<void> {
     await this.connect();
+    if (this.options.safetyPollMs > 0) {
+      this.pollTimer = setInterval(() => this.emit((l) => l.onResync()), this.options.safetyPollMs);
+      this.pollTimer.unref();
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    // What this node committed last still reaches the others (a graceful stop loses nothing).
+    await this.flushed();
     if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
     const c = this.client;
     this.client = null;
@@ -45,7 +78,34 @@ export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationS
   }
 
   async announce(n: EventNotification): Promise<void> {
-    await this.uow.manager.query(`SELECT pg_notify($1, $2)`, [NOTIFY_CHANNEL, encodeNotification(n)]);
+    this.uow.afterCommit(() => this.enqueue(encodeNotification(n)));
+  }
+
+  /** Resolves once every notification queued so far has been sent (or dropped). */
+  async flushed(): Promise<void> {
+    while (this.sending) await this.sending;
+  }
+
+  private enqueue(payload: string): void {
+    this.queue.push(payload);
+    if (!this.sending) this.sending = this.send().finally(() => (this.sending = null));
+  }
+
+  /** Sends the queue in batches until it is empty; the next batch is what queued meanwhile. */
+  private async send(): Promise<void> {
+    // Let the current burst of commits (this tick's) join the first batch.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, BATCH_MAX);
+      const c = this.client;
+      if (!c) continue; // connection down: other nodes re-read after it is back (onResync there) or at their safety poll
+      try {
+        await c.query(`SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, [NOTIFY_CHANNEL, batch]);
+        this.batchesSent++;
+      } catch (err) {
+        this.logger.warn(`sending ${batch.length} notification(s) failed: ${(err as Error).message}`);
+      }
+    }
   }
 
   /** True while the LISTEN connection is up (for tests and readiness). */
@@ -93,6 +153,8 @@ export class PgNotifier extends Notifier implements OnModuleInit, OnApplicationS
     });
     try {
       await client.connect();
+      // Only this connection's own transactions (the notification batches): they need no WAL flush.
+      await client.query(`SET synchronous_commit TO off`);
       await client.query(`LISTEN ${NOTIFY_CHANNEL}`);
     } catch (err) {
       onLost(err as Error);

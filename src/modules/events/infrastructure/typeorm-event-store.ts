@@ -84,8 +84,7 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
    * One statement (one round trip): bump the session counter, then the run counter (rows are
    * locked in VALUES order, always session first, so concurrent writers cannot deadlock; missing
    * counter rows are created), and insert the rows with the sequences just taken. The run_events
-   * trigger queues their audit records; with a database notifier the notification is sent by the
-   * same statement (delivered at commit, as `announce` would). After a guard (`guarded`), without
+   * trigger queues their audit records; the notifier is told after the commit (`announce`). After a guard (`guarded`), without
    * a row from it nothing is bumped or inserted, and the final SELECT returns no row.
    */
   private appendPart(
@@ -96,15 +95,13 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
     const n = events.length;
     const ids = events.map(() => newId('evt'));
     const occurredAt = new Date();
-    const channel = this.notifier.inlineChannel;
     const payloads = events.map((e) => toJsonb(e.data ?? {}));
     // This node's streams of the run or session get the committed rows from the writer (below),
     // and its hub then skips the notification (marked with the origin).
     const handOver = this.recent?.wants(owner.runId, owner.sessionId) ? this.recent : undefined;
-    const origin = handOver ? `|${handOver.origin}` : '';
     const render = (p: StatementParams, guard: Guard | null) => {
       if (guarded !== (guard !== null)) throw new Error('an event append part rendered with the wrong guard');
-      const [session, run, count, tenant, subject, at, idList, types, data, ...notify] = p.add(
+      const [session, run, count, tenant, subject, at, idList, types, data] = p.add(
         owner.sessionId,
         owner.runId,
         n,
@@ -114,7 +111,6 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
         ids,
         events.map((e) => e.type),
         payloads,
-        ...(channel === null ? [] : [channel, origin]),
       );
       const bump = guard
         ? `bump AS (
@@ -137,9 +133,7 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
                     (SELECT last_sequence FROM bump WHERE stream_id = ${run}) r
            )`;
       const select = `
-           SELECT s.last_sequence AS last_session_sequence, r.last_sequence${
-             channel === null ? '' : `, pg_notify(${notify[0]}, ${session} || '|' || ${run} || '|' || r.last_sequence || '|' || s.last_sequence || ${notify[1]})`
-           }
+           SELECT s.last_sequence AS last_session_sequence, r.last_sequence
              FROM (SELECT last_sequence FROM bump WHERE stream_id = ${session}) s, (SELECT last_sequence FROM bump WHERE stream_id = ${run}) r`;
       return { ctes: [bump, ins], select };
     };
@@ -169,9 +163,7 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
         const copies = stored.map((e, i) => ({ ...e, occurredAt: new Date(occurredAt.getTime()), data: jsonbOrdered(JSON.parse(payloads[i])) as Record<string, unknown> }));
         this.uow.afterCommit(() => recent.add(copies));
       }
-      if (channel === null) {
-        await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence, ...(handOver ? { origin: handOver.origin } : {}) });
-      }
+      await this.notifier.announce({ sessionId: owner.sessionId, runId: owner.runId, lastSequence, lastSessionSequence, ...(handOver ? { origin: handOver.origin } : {}) });
       if (this.metrics) this.uow.afterCommit(() => this.metrics?.recordEventsAppended(events.map((e) => e.type)));
       return stored;
     };
