@@ -306,6 +306,8 @@ async function renderSession(id) {
     }
     list.append(...messageNodes(m, ctx));
   }
+  // A call of a finished run with no result never ran (its run was cancelled or ended first).
+  if (!messages.has_more) for (const t of ctx.cards.values()) if (t.card.dataset.status === 'requested') setToolStatus(t, 'not run');
   if (!messages.data.length) list.append(h('p', { class: 'empty', id: 'empty-hint' }, 'No messages yet. Try “Please help with order O-1001”.'));
 
   const runStatus = h('span', { id: 'run-status', role: 'status', 'aria-live': 'polite' });
@@ -382,7 +384,12 @@ async function renderSession(id) {
         );
       }),
     );
-  const fillSubagents = async (children) => subagentTree.replaceChildren(...(children.length ? await subagentNodes(children, 1) : [h('li', { class: 'muted' }, 'No subagents')]));
+  let treeVersion = 0;
+  const fillSubagents = async (children) => {
+    const version = ++treeVersion;
+    const nodes = children.length ? await subagentNodes(children, 1) : [h('li', { class: 'muted' }, 'No subagents')];
+    if (version === treeVersion) subagentTree.replaceChildren(...nodes); // a later refresh wins
+  };
   fillSubagents(subagents.data);
   /** Side panel: the session (revision moves with every message), its recent runs and its subagents. */
   const refreshSide = () => {
