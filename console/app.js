@@ -29,7 +29,7 @@ const compact = (v, max = 160) => {
 const shortId = (id) => (id && id.length > 14 ? `${id.slice(0, 9)}…${id.slice(-4)}` : id);
 
 function chip(status, extra = '') {
-  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', waiting_for_input: 'warn', 'awaiting input': 'warn', waiting_for_subagents: 'warn', waiting_for_callback: 'warn', waiting_for_timer: 'warn', waiting_for_quota: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn', started: 'ok', skipped: 'warn', paused: 'warn' }[status];
+  const tone = { completed: 'ok', active: 'ok', approved: 'ok', ok: 'ok', failed: 'bad', terminated: 'bad', rejected: 'bad', expired: 'bad', cancelled: 'bad', archived: '', waiting_for_approval: 'warn', 'awaiting approval': 'warn', waiting_for_tool: 'warn', waiting_for_input: 'warn', 'awaiting input': 'warn', waiting_for_subagents: 'warn', waiting_for_callback: 'warn', waiting_for_timer: 'warn', waiting_for_quota: 'warn', waiting: 'warn', cancelling: 'warn', queued: 'live', running: 'live', requested: 'live', delivered: 'ok', pending: 'live', disabled: 'warn', started: 'ok', skipped: 'warn', paused: 'warn' }[status];
   return h('span', { class: `chip ${tone ? `chip-${tone}` : ''} ${extra}` }, String(status).replaceAll('_', ' '));
 }
 
@@ -131,7 +131,8 @@ async function renderSessions() {
       {},
       h('td', {}, h('a', { href: `#/sessions/${s.id}` }, s.title || 'Untitled session'), h('div', { class: 'muted small mono' }, s.id)),
       h('td', {}, s.agent_id),
-      h('td', {}, chip(s.active_run_id ? 'running' : s.status)),
+      // What the session is doing (its runs' work status), not its own active|archived.
+      h('td', {}, chip(s.status === 'archived' ? 'archived' : s.work_status)),
       h('td', { class: 'small' }, fmtTime(s.last_active_at)),
     ),
   );
@@ -172,20 +173,100 @@ async function renderSessions() {
   );
 }
 
-// ---------- session view
-function messageNodes(m) {
+// ---------- session view: one timeline
+// Messages, tool calls, handoffs and subagents render through the same builders whether they come
+// from the history (GET messages) or live from a run's events, so a page shows each thing once.
+
+/** One tool call as a card (status, arguments, then its result); the live view updates it in place. */
+function toolCard(call) {
+  const status = h('span', {}, chip('requested'));
+  const duration = h('span', { class: 'tool-duration' });
+  const body = h('div', { class: 'tool-body' }, compact(call.arguments, 400));
+  const card = h(
+    'div',
+    { class: 'tool-card', dataset: { status: 'requested', toolCallId: call.tool_call_id }, role: 'group', 'aria-label': `Tool ${call.tool_name}` },
+    h('div', { class: 'tool-head' }, h('span', { class: 'tool-name' }, call.tool_name), status, call.risk && call.risk !== 'auto' ? h('span', { class: 'muted small' }, `risk: ${call.risk}`) : null, duration),
+    body,
+  );
+  return { card, status, duration, body, timer: null };
+}
+function setToolStatus(t, status) {
+  t.card.dataset.status = status;
+  t.status.replaceChildren(chip(status));
+}
+/** A tool's outcome on its card: `{ok, result}` / `{ok: false, error}` (a result part or a tool event). */
+function finishToolCard(t, ok, value, durationMs) {
+  clearInterval(t.timer);
+  setToolStatus(t, ok ? 'completed' : 'failed');
+  if (durationMs !== undefined) t.duration.textContent = `${durationMs} ms`;
+  t.body.append(h('div', {}, ok ? `→ ${compact(value, 400)}` : `✗ ${value && value.code ? `${value.code}: ${typeof value.message === 'string' ? value.message : compact(value.message)}` : compact(value)}`));
+}
+
+/** Handoff (CONTRACT 16): the run goes on with another agent. */
+function handoffEntry(from, to, reason) {
+  return h(
+    'div',
+    { class: 'timeline-entry timeline-handoff', role: 'note', dataset: { kind: 'handoff', from, to } },
+    h('span', { 'aria-hidden': 'true' }, '⇄'),
+    h('span', {}, 'Handed off from ', h('strong', {}, from), ' to ', h('strong', {}, to), reason ? ` · ${reason}` : ''),
+  );
+}
+/** A subagent's step on the parent's timeline (created, completed with its run's status, closed), linked to its session. */
+function subagentEntry(kind, sub) {
+  const label = sub.name || shortId(sub.id);
+  return h(
+    'div',
+    { class: 'timeline-entry timeline-subagent', role: 'note', dataset: { kind: `subagent.${kind}`, subagentId: sub.id } },
+    h('span', { 'aria-hidden': 'true' }, '↳'),
+    h('span', {}, 'Subagent ', h('a', { href: `#/sessions/${encodeURIComponent(sub.id)}`, title: sub.id }, label), kind === 'created' ? ` started${sub.agent_id ? ` (${sub.agent_id})` : ''}` : kind === 'closed' ? ' closed' : ' finished '),
+    kind === 'completed' ? chip(sub.status) : null,
+  );
+}
+
+function userBubble(text, createdAt, status) {
+  return h('div', { class: 'msg msg-user' }, h('div', { class: 'msg-role' }, 'user'), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(createdAt), status && status !== 'completed' ? ` · ${status}` : ''));
+}
+
+/**
+ * The history as timeline nodes. `ctx` carries what later messages need: the agent in control (for
+ * handoffs), the tool cards by call id (a result fills its call's card), subagent names.
+ */
+function messageNodes(m, ctx) {
   const nodes = [];
   if (m.role === 'tool') {
     for (const p of m.content) {
       if (p.type !== 'tool_result') continue;
-      nodes.push(h('div', { class: 'tool-line' }, chip(p.ok === false ? 'failed' : 'completed'), h('span', { class: 'mono' }, `${p.tool_name || 'tool'} → ${compact(p.ok === false ? p.error : p.result, 110)}`)));
+      const t = ctx.cards.get(p.tool_call_id);
+      if (t) finishToolCard(t, p.ok !== false, p.ok === false ? p.error : p.result);
+      else nodes.push(h('div', { class: 'tool-line' }, chip(p.ok === false ? 'failed' : 'completed'), h('span', { class: 'mono' }, `${p.tool_name || 'tool'} → ${compact(p.ok === false ? p.error : p.result, 110)}`)));
+      if (p.ok === false || !p.result || typeof p.result !== 'object') continue;
+      const r = p.result;
+      const args = ctx.args.get(p.tool_call_id) || {};
+      if (r.handed_off_to && r.handed_off_to.id) {
+        nodes.push(handoffEntry(ctx.agent, r.handed_off_to.id, typeof args.reason === 'string' ? args.reason : null));
+        ctx.agent = r.handed_off_to.id;
+      } else if (p.tool_name === 'create_subagent' && r.subagent_id) {
+        const sub = { id: r.subagent_id, name: args.name || ctx.names.get(r.subagent_id), agent_id: args.agent_id };
+        ctx.names.set(sub.id, sub.name);
+        nodes.push(subagentEntry('created', sub));
+      } else if (p.tool_name === 'wait_for_subagents' && Array.isArray(r.subagents)) {
+        for (const c of r.subagents) if (c && c.subagent_id) nodes.push(subagentEntry('completed', { id: c.subagent_id, name: c.name || ctx.names.get(c.subagent_id), status: c.status }));
+      } else if (p.tool_name === 'close_subagent' && r.subagent_id) {
+        nodes.push(subagentEntry('closed', { id: r.subagent_id, name: ctx.names.get(r.subagent_id) }));
+      }
     }
     return nodes;
   }
   const text = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('');
-  if (text) nodes.push(h('div', { class: `msg msg-${m.role === 'user' ? 'user' : 'assistant'}` }, h('div', { class: 'msg-role' }, m.role), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(m.created_at), m.status !== 'completed' ? ` · ${m.status}` : '')));
+  if (text && m.role === 'user') nodes.push(userBubble(text, m.created_at, m.status));
+  else if (text) nodes.push(h('div', { class: 'msg msg-assistant' }, h('div', { class: 'msg-role' }, m.role), h('div', { class: 'bubble' }, text), h('div', { class: 'msg-meta' }, fmtTime(m.created_at), m.status !== 'completed' ? ` · ${m.status}` : '')));
   for (const p of m.content) {
-    if (p.type === 'tool_call') nodes.push(h('div', { class: 'tool-line' }, h('span', { 'aria-hidden': 'true' }, '⚙'), h('span', { class: 'mono' }, `${p.tool_name} ${compact(p.arguments, 110)}`)));
+    if (p.type === 'tool_call') {
+      const t = toolCard(p);
+      ctx.cards.set(p.tool_call_id, t);
+      ctx.args.set(p.tool_call_id, p.arguments && typeof p.arguments === 'object' ? p.arguments : {});
+      nodes.push(t.card);
+    }
     if (p.type === 'attachment_ref') nodes.push(h('div', { class: 'tool-line' }, `📎 ${p.attachment_id}`));
   }
   return nodes;
@@ -198,9 +279,35 @@ function stopLive() {
 
 async function renderSession(id) {
   const api = state.api;
-  const [session, messages, runs] = await Promise.all([api.get(`/v1/sessions/${id}`), api.get(`/v1/sessions/${id}/messages`, { limit: 100 }), api.get(`/v1/sessions/${id}/runs`, { limit: 10 })]);
+  const [session, messages, runs, subagents] = await Promise.all([
+    api.get(`/v1/sessions/${id}`),
+    api.get(`/v1/sessions/${id}/messages`, { limit: 100 }),
+    api.get(`/v1/sessions/${id}/runs`, { limit: 10 }),
+    api.get(`/v1/sessions/${id}/subagents`, { limit: 100 }).catch(() => ({ data: [] })),
+  ]);
   const list = h('div', { class: 'messages', id: 'messages', role: 'log', 'aria-label': 'Conversation', 'aria-live': 'off' });
-  for (const m of messages.data) list.append(...messageNodes(m));
+  // One timeline: the history up to the active run; the active run itself is replayed from its
+  // events by the live view (its cards keep their Approve buttons and update in place), so none of
+  // its messages is drawn twice. Its first user message (the input) stands before the replay; a
+  // message it took later (steering) is drawn where the run took it (`run.input`).
+  const activeRunId = session.active_run_id;
+  const names = new Map(subagents.data.map((c) => [c.id, c.subagent?.name]));
+  const ctx = { agent: session.agent.id, cards: new Map(), args: new Map(), names };
+  const held = new Map();
+  let inputShown = false;
+  for (const m of messages.data) {
+    if (activeRunId && m.run_id === activeRunId) {
+      if (m.role !== 'user') continue;
+      if (inputShown) {
+        held.set(m.id, m);
+        continue;
+      }
+      inputShown = true;
+    }
+    list.append(...messageNodes(m, ctx));
+  }
+  // A call of a finished run with no result never ran (its run was cancelled or ended first).
+  if (!messages.has_more) for (const t of ctx.cards.values()) if (t.card.dataset.status === 'requested') setToolStatus(t, 'not run');
   if (!messages.data.length) list.append(h('p', { class: 'empty', id: 'empty-hint' }, 'No messages yet. Try “Please help with order O-1001”.'));
 
   const runStatus = h('span', { id: 'run-status', role: 'status', 'aria-live': 'polite' });
@@ -234,14 +341,64 @@ async function renderSession(id) {
 
   const runsList = h('ul', { class: 'run-list', id: 'run-list' });
   const toolsList = h('ul', { class: 'run-list', id: 'agent-tools' }, h('li', { class: 'muted' }, 'Loading…'));
-  const details = h('dl', {});
+  const subagentTree = h('ul', { class: 'subagent-tree', id: 'subagent-tree' });
+  const details = h('dl', { id: 'session-details' });
+  let latestRun = runs.data[0] || null;
+  // Status is the run's (what the session is doing), not the session's own active|archived.
   const fillDetails = (sess) =>
-    details.replaceChildren(h('dt', {}, 'ID'), h('dd', { class: 'mono' }, sess.id), h('dt', {}, 'Agent'), h('dd', {}, `${sess.agent.id} v${sess.agent.version}`), h('dt', {}, 'Model'), h('dd', {}, sess.agent.model), h('dt', {}, 'Status'), h('dd', {}, chip(sess.status)), h('dt', {}, 'Revision'), h('dd', {}, String(sess.revision)), h('dt', {}, 'Created'), h('dd', {}, fmtTime(sess.created_at)));
+    details.replaceChildren(
+      ...[
+        h('dt', {}, 'ID'),
+        h('dd', { class: 'mono' }, sess.id),
+        h('dt', {}, 'Agent'),
+        h('dd', {}, `${sess.agent.id} v${sess.agent.version}`),
+        latestRun?.current_agent && latestRun.current_agent.id !== sess.agent.id ? [h('dt', {}, 'In control'), h('dd', { id: 'current-agent' }, `${latestRun.current_agent.id} v${latestRun.current_agent.version}`)] : null,
+        h('dt', {}, 'Model'),
+        h('dd', {}, sess.agent.model),
+        h('dt', {}, 'Run status'),
+        h('dd', { id: 'latest-run-status', title: latestRun ? `run ${latestRun.id}` : '' }, latestRun ? chip(latestRun.status) : h('span', { class: 'muted' }, 'no runs yet'), sess.status === 'archived' ? [' ', chip('archived')] : null),
+        sess.parent_session_id ? [h('dt', {}, 'Subagent of'), h('dd', {}, h('a', { href: `#/sessions/${encodeURIComponent(sess.parent_session_id)}`, id: 'parent-session', title: sess.parent_session_id }, shortId(sess.parent_session_id)), sess.subagent ? ` · ${sess.subagent.name}` : '')] : null,
+        h('dt', {}, 'Revision'),
+        h('dd', {}, String(sess.revision)),
+        h('dt', {}, 'Created'),
+        h('dd', {}, fmtTime(sess.created_at)),
+      ]
+        .flat()
+        .filter(Boolean),
+    );
   fillDetails(session);
-  /** Side panel: the session (revision moves with every message) and its recent runs. */
+  /** The subagent tree: this session's children, each openable as its own session page, and theirs (3 levels). */
+  const subagentNodes = async (children, depth) =>
+    Promise.all(
+      children.map(async (c) => {
+        names.set(c.id, c.subagent?.name);
+        const grand = depth < 3 ? await api.get(`/v1/sessions/${c.id}/subagents`, { limit: 100 }).catch(() => ({ data: [] })) : { data: [] };
+        return h(
+          'li',
+          { dataset: { id: c.id } },
+          h('a', { href: `#/sessions/${encodeURIComponent(c.id)}`, title: c.id }, c.subagent?.name || shortId(c.id)),
+          ' ',
+          chip(c.subagent?.status === 'closed' ? 'closed' : c.work_status),
+          h('span', { class: 'muted small' }, ` ${c.agent_id}`),
+          grand.data.length ? h('ul', { class: 'subagent-tree' }, ...(await subagentNodes(grand.data, depth + 1))) : null,
+        );
+      }),
+    );
+  let treeVersion = 0;
+  const fillSubagents = async (children) => {
+    const version = ++treeVersion;
+    const nodes = children.length ? await subagentNodes(children, 1) : [h('li', { class: 'muted' }, 'No subagents')];
+    if (version === treeVersion) subagentTree.replaceChildren(...nodes); // a later refresh wins
+  };
+  fillSubagents(subagents.data);
+  /** Side panel: the session (revision moves with every message), its recent runs and its subagents. */
   const refreshSide = () => {
-    api.get(`/v1/sessions/${id}`).then(fillDetails, () => undefined);
-    api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).then((r) => fillRuns(r.data), () => undefined);
+    Promise.all([api.get(`/v1/sessions/${id}`), api.get(`/v1/sessions/${id}/runs`, { limit: 10 })]).then(([sess, r]) => {
+      latestRun = r.data[0] || null;
+      fillDetails(sess);
+      fillRuns(r.data);
+    }, () => undefined);
+    api.get(`/v1/sessions/${id}/subagents`, { limit: 100 }).then((r) => fillSubagents(r.data), () => undefined);
   };
   const fillRuns = (data) =>
     runsList.replaceChildren(...(data.length ? data.map((r) => h('li', {}, h('span', { class: 'mono', title: r.id }, shortId(r.id)), h('span', {}, chip(r.status), state.role === 'admin' ? [' ', h('a', { href: `#/audit?run_id=${r.id}`, class: 'small', 'aria-label': `Audit trail of run ${r.id}` }, 'audit')] : null))) : [h('li', { class: 'muted' }, 'No runs yet')]));
@@ -249,7 +406,16 @@ async function renderSession(id) {
 
   setPage(
     session.title || 'Session',
-    h('div', { class: 'page-head' }, h('div', {}, h('p', { class: 'small' }, h('a', { href: '#/sessions' }, '← All sessions')), h('h1', {}, session.title || 'Untitled session'))),
+    h(
+      'div',
+      { class: 'page-head' },
+      h(
+        'div',
+        {},
+        h('p', { class: 'small' }, h('a', { href: '#/sessions' }, '← All sessions'), session.parent_session_id ? [' · ', h('a', { href: `#/sessions/${encodeURIComponent(session.parent_session_id)}` }, '↑ Parent session')] : null),
+        h('h1', {}, session.subagent ? `Subagent ${session.subagent.name}` : session.title || 'Untitled session'),
+      ),
+    ),
     h(
       'div',
       { class: 'session-layout' },
@@ -259,6 +425,7 @@ async function renderSession(id) {
         { 'aria-label': 'Session details' },
         h('section', { class: 'panel side' }, h('h2', {}, 'Details'), details),
         h('section', { class: 'panel side' }, h('h2', {}, 'Recent runs'), runsList),
+        h('section', { class: 'panel side', 'aria-label': 'Subagents' }, h('h2', {}, 'Subagents'), subagentTree),
         h('section', { class: 'panel side', 'aria-label': 'Agent tools' }, h('h2', {}, 'Agent tools'), toolsList),
       ),
     ),
@@ -321,7 +488,7 @@ async function renderSession(id) {
     runbar.hidden = false;
     runLabel.textContent = shortId(runId);
     runLabel.title = runId;
-    runStatus.replaceChildren(chip('queued'));
+    runStatus.replaceChildren(chip(runs.data.find((r) => r.id === runId)?.status ?? 'queued'));
     cancel.hidden = false;
     cancel.disabled = false;
     cancel.onclick = async () => {
@@ -334,10 +501,16 @@ async function renderSession(id) {
         cancel.disabled = false;
       }
     };
-    const live = new LiveRun(api, runId, list, (status) => {
-      runStatus.replaceChildren(chip(status));
-      if (TERMINAL.has(status)) cancel.hidden = true;
-      refreshSide();
+    const live = new LiveRun(api, runId, list, {
+      onStatus: (status) => {
+        runStatus.replaceChildren(chip(status));
+        if (TERMINAL.has(status)) cancel.hidden = true;
+        refreshSide();
+      },
+      // A handoff changes the agent in control; a subagent's step changes the tree.
+      onChange: refreshSide,
+      held,
+      names,
     });
     state.liveRun = live;
     api.get(`/v1/sessions/${id}/runs`, { limit: 10 }).then((r) => fillRuns(r.data), () => undefined);
@@ -397,11 +570,15 @@ class Typewriter {
 
 /** Renders one run live from its event stream: typed text, tool cards, approvals. */
 class LiveRun {
-  constructor(api, runId, list, onStatus) {
+  constructor(api, runId, list, { onStatus, onChange = () => undefined, held = new Map(), names = new Map() }) {
     this.api = api;
     this.runId = runId;
     this.list = list;
     this.onStatus = onStatus;
+    this.onChange = onChange;
+    /** Messages of this run the history left out: drawn where the run takes them (run.input). */
+    this.held = held;
+    this.names = names;
     this.controller = new AbortController();
     this.messages = new Map();
     this.tools = new Map();
@@ -460,12 +637,9 @@ class LiveRun {
         break;
       }
       case 'tool.requested': {
-        const status = h('span', {}, chip('requested'));
-        const duration = h('span', { class: 'tool-duration' });
-        const body = h('div', { class: 'tool-body' }, compact(d.arguments, 400));
-        const card = h('div', { class: 'tool-card', dataset: { status: 'requested', toolCallId: d.tool_call_id }, role: 'group', 'aria-label': `Tool ${d.tool_name}` }, h('div', { class: 'tool-head' }, h('span', { class: 'tool-name' }, d.tool_name), status, d.risk !== 'auto' ? h('span', { class: 'muted small' }, `risk: ${d.risk}`) : null, duration), body);
-        this.list.append(card);
-        this.tools.set(d.tool_call_id, { card, status, duration, body, timer: null });
+        const t = toolCard(d);
+        this.list.append(t.card);
+        this.tools.set(d.tool_call_id, t);
         this.stick();
         break;
       }
@@ -481,14 +655,38 @@ class LiveRun {
       case 'tool.failed': {
         const t = this.tools.get(d.tool_call_id);
         if (!t) break;
-        clearInterval(t.timer);
-        this.setTool(t, ev.type === 'tool.completed' ? 'completed' : 'failed');
-        t.duration.textContent = `${d.duration_ms} ms`;
+        finishToolCard(t, ev.type === 'tool.completed', ev.type === 'tool.completed' ? d.result : d.error, d.duration_ms);
         t.question?.querySelector('.hint')?.replaceChildren('Answered.');
-        t.body.append(h('div', {}, ev.type === 'tool.completed' ? `→ ${compact(d.result, 400)}` : `✗ ${d.error.code}: ${d.error.message}`));
         this.stick();
         break;
       }
+      case 'run.input': {
+        // A message the run took while it went on (steering): drawn here, where the run took it.
+        const m = this.held.get(d.message_id);
+        if (!m) break;
+        this.held.delete(d.message_id);
+        const text = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('');
+        if (text) this.list.append(userBubble(text, m.created_at));
+        this.stick();
+        break;
+      }
+      case 'agent.handoff':
+        this.list.append(handoffEntry(d.from_agent, d.to_agent, d.reason));
+        this.stick();
+        this.onChange();
+        break;
+      case 'subagent.created':
+        this.names.set(d.subagent_id, d.name);
+        this.list.append(subagentEntry('created', { id: d.subagent_id, name: d.name, agent_id: d.agent_id }));
+        this.stick();
+        this.onChange();
+        break;
+      case 'subagent.completed':
+      case 'subagent.closed':
+        this.list.append(subagentEntry(ev.type === 'subagent.completed' ? 'completed' : 'closed', { id: d.subagent_id, name: this.names.get(d.subagent_id), status: d.status }));
+        this.stick();
+        this.onChange();
+        break;
       case 'approval.requested': {
         const t = this.tools.get(d.tool_call_id);
         if (!t) break;
@@ -539,6 +737,12 @@ class LiveRun {
       }
       case 'run.finished':
         for (const t of this.tools.values()) clearInterval(t.timer);
+        // Messages of this run it never took (none normally): shown at its end rather than lost.
+        for (const m of this.held.values()) {
+          const text = m.content.filter((p) => p.type === 'text').map((p) => p.text).join('');
+          if (text) this.list.append(userBubble(text, m.created_at));
+        }
+        this.held.clear();
         this.onStatus(d.status);
         break;
       default:
@@ -546,8 +750,7 @@ class LiveRun {
     }
   }
   setTool(t, status) {
-    t.card.dataset.status = status;
-    t.status.replaceChildren(chip(status));
+    setToolStatus(t, status);
   }
 }
 

@@ -16,6 +16,8 @@ Usage:
   agent-api sessions list [--limit n]             your sessions, newest first
   agent-api sessions create [--agent id] [--title t]
   agent-api sessions show <session>               a session and its message history
+  agent-api sessions subagents <session> [--limit n] [--after id]
+                                                  the subagents (child sessions) its runs created
   agent-api chat <session> "text" [--yes] [--enqueue] [--steer]
                                                   start a run and stream it: the answer as it is
                                                   typed, tool calls, approvals asked inline (y/n)
@@ -224,6 +226,20 @@ export async function main(argv: string[], io: Io): Promise<number> {
         print(`${c.bold(s.title ?? s.id)}  ${c.dim(`${s.id} · ${s.agent_id} · ${s.status} · ${s.work_status} · revision ${s.revision}`)}\n`);
         for (const m of messages.data) print(`${c.cyan(m.role.padEnd(9))} ${textOf(m)}\n`);
         if (messages.has_more) print(c.dim('(older history continues: see the API for more pages)\n'));
+        return 0;
+      }
+      if (sub === 'subagents') {
+        const id = need(rest[0], 'session id: agent-api sessions subagents <session>');
+        const page = await client.listSubagents(id, { limit, after: values.after });
+        if (values.json) return json(page), 0;
+        if (!page.data.length) return print('no subagents: this session\'s runs created none\n'), 0;
+        print(
+          table([
+            ['ID', 'NAME', 'STATUS', 'WORK', 'AGENT', 'PARENT RUN', 'CREATED'],
+            ...page.data.map((s: Session) => [s.id, s.subagent?.name ?? '-', s.subagent?.status ?? s.status, s.work_status, `${s.agent.id} v${s.agent.version}`, s.parent_run_id ?? '-', s.created_at]),
+          ]),
+        );
+        if (page.has_more) print(c.dim(`next page: add --after ${page.last_id}\n`));
         return 0;
       }
       throw new UsageError(`unknown: sessions ${sub}`);

@@ -137,6 +137,9 @@ describe('web console (/console) in Chromium', () => {
     await question.waitFor();
     await page.locator('#run-status', { hasText: 'waiting for input' }).waitFor();
     await expect(page.locator('.tool-card[data-status="awaiting input"]').count()).resolves.toBe(1);
+    // Opened while the run waits: the call is drawn once (its live card), not also as a history line.
+    await expect(page.locator('.tool-card').count()).resolves.toBe(1);
+    await expect(page.locator('#messages .tool-line').count()).resolves.toBe(0);
     const composer = page.getByRole('textbox', { name: 'Message' });
     await expect(page.evaluate(() => (globalThis as any).document.activeElement?.id)).resolves.toBe('composer-input');
     await shot('3d-ask-user');
@@ -302,5 +305,99 @@ describe('web console (/console) in Chromium', () => {
     } finally {
       await member.close();
     }
+  });
+
+  it('a page opened while a run waits shows each tool call once (no history line beside its live card) and the run status, not the session status', async () => {
+    const sid = await createSession(t, KEYS.adminA, { title: 'Opened while waiting' });
+    const run = await startRun(t, KEYS.adminA, sid, { input: userInput('Please help with order O-1001'), mode: 'sync' });
+    expect(run.body.status).toBe('waiting_for_approval');
+    await page.goto(`${t.url}/console/#/sessions/${sid}`);
+    const approve = page.getByRole('button', { name: 'Approve' });
+    await approve.waitFor();
+    await page.locator('.tool-card[data-status="completed"]', { hasText: 'get_order' }).waitFor();
+    // Each call once, as one card: the history does not draw the waiting run's calls again.
+    await expect(page.locator('.tool-card', { hasText: 'get_order' }).count()).resolves.toBe(1);
+    await expect(page.locator('.tool-card', { hasText: 'create_ticket' }).count()).resolves.toBe(1);
+    await expect(page.locator('#messages .tool-line').count()).resolves.toBe(0);
+    await expect(page.locator('.msg-user', { hasText: 'Please help with order O-1001' }).count()).resolves.toBe(1);
+    // The run's status where the session's (active) used to be.
+    await expect(page.locator('#latest-run-status').textContent()).resolves.toBe('waiting for approval');
+    await expect(page.locator('#run-status').textContent()).resolves.toBe('waiting for approval');
+    await shot('9a-opened-while-waiting');
+    await approve.click();
+    await page.locator('#run-status', { hasText: 'completed' }).waitFor();
+    await page.locator('#latest-run-status', { hasText: 'completed' }).waitFor();
+    // Reloaded, the finished run is history: still one card per call, now with its result.
+    await page.reload();
+    await page.locator('.tool-card[data-status="completed"]', { hasText: 'create_ticket' }).waitFor();
+    await expect(page.locator('.tool-card').count()).resolves.toBe(2);
+    await expect(page.locator('.tool-card', { hasText: 'get_order' }).textContent()).resolves.toMatch(/→ \{.*O-1001/);
+    await expect(page.locator('#latest-run-status').textContent()).resolves.toBe('completed');
+    // The sessions list shows what the session is doing, too.
+    await page.goto(`${t.url}/console/#/sessions`);
+    await expect(page.locator('tr', { hasText: 'Opened while waiting' }).locator('.chip').textContent()).resolves.toBe('idle');
+  });
+
+  it('handoffs: the example triage agent hands off to billing; the timeline names both agents, live and from the history', async () => {
+    const sid = await createSession(t, KEYS.adminA, { agent_id: 'triage', title: 'Refund question' });
+    await page.goto(`${t.url}/console/#/sessions/${sid}`);
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill(script([{ tool_calls: [{ name: 'transfer_to_billing', arguments: { reason: 'a refund' } }] }, { text: 'Billing here: the refund is on its way.' }]));
+    await composer.press('Enter');
+    const handoff = page.locator('.timeline-entry[data-kind="handoff"]');
+    await handoff.waitFor();
+    await expect(handoff.textContent()).resolves.toBe('⇄Handed off from triage to billing · a refund');
+    await page.locator('.msg-assistant .bubble', { hasText: 'Billing here' }).waitFor();
+    await page.locator('#run-status', { hasText: 'completed' }).waitFor();
+    await page.locator('#current-agent', { hasText: 'billing v1' }).waitFor();
+    // In order: the call's card, then the handoff, then billing's answer.
+    const order = await page.locator('#messages > *').evaluateAll((els) => els.map((e) => (e as any).className as string));
+    expect(order.indexOf('timeline-entry timeline-handoff')).toBeGreaterThan(order.indexOf('tool-card'));
+    expect(order.lastIndexOf('msg msg-assistant')).toBeGreaterThan(order.indexOf('timeline-entry timeline-handoff'));
+    await shot('9b-handoff');
+    await page.reload();
+    await page.locator('.msg-assistant .bubble', { hasText: 'Billing here' }).waitFor();
+    await expect(handoff.count()).resolves.toBe(1);
+    await expect(handoff.textContent()).resolves.toBe('⇄Handed off from triage to billing · a refund');
+    await expect(page.locator('.tool-card', { hasText: 'transfer_to_billing' }).count()).resolves.toBe(1);
+  });
+
+  it('subagents: the example researcher fans out 3 subagents; the timeline shows each, the tree lists them and opens each as its own session page', async () => {
+    const sid = await createSession(t, KEYS.adminA, { agent_id: 'research_lead', title: 'Market research' });
+    await page.goto(`${t.url}/console/#/sessions/${sid}`);
+    const spawn = (name: string, ms: number) => ({ name: 'create_subagent', arguments: { name, instructions: script([{ sleep_ms: ms, text: `${name}: done` }]) } });
+    const composer = page.getByRole('textbox', { name: 'Message' });
+    await composer.fill(script([{ tool_calls: [spawn('prices', 1500), spawn('supply', 1500), spawn('demand', 1500)] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'All three reported.' }]));
+    await composer.press('Enter');
+    const created = page.locator('.timeline-entry[data-kind="subagent.created"]');
+    const finished = page.locator('.timeline-entry[data-kind="subagent.completed"]');
+    await page.locator('#run-status', { hasText: 'waiting for subagents' }).waitFor();
+    await expect(created.allTextContents()).resolves.toEqual(['↳Subagent prices started (research_lead)', '↳Subagent supply started (research_lead)', '↳Subagent demand started (research_lead)']);
+    // The tree lists the children while they work.
+    const tree = page.locator('#subagent-tree');
+    await tree.locator('li', { hasText: 'demand' }).waitFor();
+    await shot('9c-subagents-waiting');
+    await page.locator('.msg-assistant .bubble', { hasText: 'All three reported.' }).waitFor();
+    await page.locator('#run-status', { hasText: 'completed' }).waitFor();
+    await expect(finished.count()).resolves.toBe(3);
+    await expect(finished.first().locator('.chip').textContent()).resolves.toBe('completed');
+    await expect(page.locator('#subagent-tree > li > a').allTextContents()).resolves.toEqual(['prices', 'supply', 'demand']);
+    await shot('9d-subagents-done');
+    // The history draws the same timeline once.
+    await page.reload();
+    await page.locator('.msg-assistant .bubble', { hasText: 'All three reported.' }).waitFor();
+    await expect(created.count()).resolves.toBe(3);
+    await expect(finished.count()).resolves.toBe(3);
+    await expect(page.locator('.tool-card', { hasText: 'create_subagent' }).count()).resolves.toBe(3);
+    // Each child opens as its own session page, which links back to its parent.
+    const children = (await t.call(KEYS.adminA, 'GET', `/v1/sessions/${sid}/subagents`)).body.data;
+    await tree.getByRole('link', { name: 'supply' }).click();
+    await page.getByRole('heading', { name: 'Subagent supply' }).waitFor();
+    expect(decodeURIComponent(new URL(page.url()).hash.split('/')[2])).toBe(children[1].id);
+    await page.locator('.msg-assistant .bubble', { hasText: 'supply: done' }).waitFor();
+    await expect(page.locator('#latest-run-status').textContent()).resolves.toBe('completed');
+    await shot('9e-subagent-page');
+    await page.locator('#parent-session').click();
+    await page.getByRole('heading', { name: 'Market research' }).waitFor();
   });
 });

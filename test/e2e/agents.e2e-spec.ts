@@ -20,12 +20,14 @@ describe('GET /v1/agents', () => {
   it.each([KEYS.memberA1, KEYS.adminB])('lists the configured agents sorted by id (any key: %s)', async (key) => {
     const res = await t.call(key, 'GET', '/v1/agents');
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ object: 'list', first_id: 'assistant', last_id: 'support_agent', has_more: false });
-    expect(res.body.data.map((a: { id: string }) => a.id)).toEqual(['assistant', 'support_agent']);
+    expect(res.body).toMatchObject({ object: 'list', first_id: 'assistant', last_id: 'triage', has_more: false });
+    expect(res.body.data.map((a: { id: string }) => a.id)).toEqual(['assistant', 'billing', 'research_lead', 'support_agent', 'triage']);
+    // The multi-agent examples (CONTRACT 16): triage hands off to billing; research_lead runs subagents.
+    const multi: Record<string, unknown[]> = { triage: [[{ agent_id: 'billing', version: '1' }], null], research_lead: [[], { enabled: true, agents: null, max_concurrent: 3 }] };
     for (const a of res.body.data) {
       // CONTRACT section 13: file and API agents are listed together with their `source`.
       expect(Object.keys(a).sort()).toEqual(['created_at', 'description', 'handoffs', 'id', 'model', 'object', 'source', 'subagents', 'tools', 'version']);
-      expect([a.handoffs, a.subagents]).toEqual([[], null]);
+      expect([a.handoffs, a.subagents]).toEqual(multi[a.id] ?? [[], null]);
       expect(a.object).toBe('agent');
       expect(a.source).toBe('file');
     }
@@ -56,10 +58,10 @@ describe('GET /v1/agents', () => {
     expect(p1.status).toBe(200);
     expect(p1.body).toMatchObject({ first_id: 'assistant', last_id: 'assistant', has_more: true });
     const p2 = await t.call(KEYS.memberA1, 'GET', `/v1/agents?limit=1&after=${p1.body.last_id}`);
-    expect(p2.body).toMatchObject({ first_id: 'support_agent', last_id: 'support_agent', has_more: false });
+    expect(p2.body).toMatchObject({ first_id: 'billing', last_id: 'billing', has_more: true });
     const desc = await t.call(KEYS.memberA1, 'GET', '/v1/agents?order=desc');
-    expect(desc.body.data.map((a: { id: string }) => a.id)).toEqual(['support_agent', 'assistant']);
-    const empty = await t.call(KEYS.memberA1, 'GET', '/v1/agents?after=support_agent');
+    expect(desc.body.data.map((a: { id: string }) => a.id)).toEqual(['triage', 'support_agent', 'research_lead', 'billing', 'assistant']);
+    const empty = await t.call(KEYS.memberA1, 'GET', '/v1/agents?after=triage');
     expect(empty.body).toEqual({ object: 'list', data: [], first_id: null, last_id: null, has_more: false });
   });
 

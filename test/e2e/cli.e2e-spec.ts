@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createSession, isTerminal, script, startRun, userInput, waitForRun } from '../helpers/runs';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
 
@@ -121,6 +122,47 @@ describe('agent-api CLI (child process against a test app)', () => {
     const json = await runCli(['sessions', 'list', '--json'], { url: t.url });
     expect(JSON.parse(json.stdout).data.map((s: { id: string }) => s.id)).toContain(id);
   });
+
+  it('sessions subagents: the child sessions of the example researcher (agents/research_lead), paged with --limit and --after', async () => {
+    const sid = await createSession(t, KEYS.memberA1, { agent_id: 'research_lead' });
+    const spawn = (name: string) => ({ name: 'create_subagent', arguments: { name, instructions: script([{ text: `${name} done` }]) } });
+    const res = await startRun(t, KEYS.memberA1, sid, {
+      input: userInput(script([{ tool_calls: [spawn('prices'), spawn('supply'), spawn('demand')] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'combined' }])),
+    });
+    expect(res.status).toBe(202);
+    const parent = await waitForRun(t, KEYS.memberA1, res.body.run_id, isTerminal, 30_000);
+    expect(parent.status).toBe('completed');
+
+    const list = await runCli(['sessions', 'subagents', sid], { url: t.url, key: KEYS.memberA1 });
+    expect(list.code).toBe(0);
+    const lines = list.stdout.trim().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+NAME\s+STATUS\s+WORK\s+AGENT\s+PARENT RUN\s+CREATED$/);
+    // Oldest first, each with its name, status, agent and the run that created it.
+    const rows = lines.slice(1).map((l) => l.split(/\s+/));
+    expect(rows.map(([, name, status, work, agent, version, parentRun]) => [name, status, work, `${agent} ${version}`, parentRun])).toEqual([
+      ['prices', 'active', 'idle', 'research_lead v1', parent.id],
+      ['supply', 'active', 'idle', 'research_lead v1', parent.id],
+      ['demand', 'active', 'idle', 'research_lead v1', parent.id],
+    ]);
+    // Paged like the other lists: --limit, then --after the id it prints.
+    const first = await runCli(['sessions', 'subagents', sid, '--limit', '2'], { url: t.url, key: KEYS.memberA1 });
+    expect(first.stdout).not.toContain('demand');
+    const hint = /next page: add --after (sess_\S+)/.exec(first.stdout);
+    expect(hint).not.toBeNull();
+    const next = await runCli(['sessions', 'subagents', sid, '--limit', '2', '--after', hint![1]], { url: t.url, key: KEYS.memberA1 });
+    expect(next.stdout).toContain('demand');
+    expect(next.stdout).not.toMatch(/prices|supply|next page/);
+    const asJson = JSON.parse((await runCli(['sessions', 'subagents', sid, '--json'], { url: t.url, key: KEYS.memberA1 })).stdout);
+    expect(asJson).toMatchObject({ object: 'list', has_more: false });
+    expect(asJson.data.map((x: any) => [x.parent_session_id, x.subagent.name])).toEqual([[sid, 'prices'], [sid, 'supply'], [sid, 'demand']]);
+    // A session without subagents says so; another member's session is not found.
+    const none = await runCli(['sessions', 'subagents', asJson.data[0].id], { url: t.url, key: KEYS.memberA1 });
+    expect(none.stdout).toContain('no subagents');
+    const other = await runCli(['sessions', 'subagents', sid], { url: t.url, key: KEYS.memberA2 });
+    expect(other.code).toBe(1);
+    expect(other.stderr).toContain('session_not_found');
+    expect((await runCli(['sessions', 'subagents'], { url: t.url })).code).toBe(2);
+  }, 60_000);
 
   it('chat: streams the order scenario, asks for the approval inline, answered y on stdin', async () => {
     const session = await newSession(KEYS.memberA1);

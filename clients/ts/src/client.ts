@@ -269,6 +269,10 @@ export class AgentApiClient {
   deleteSession(id: string): Promise<void> {
     return this.request('DELETE', `/v1/sessions/${enc(id)}`);
   }
+  /** A session's subagents (CONTRACT 16): the child sessions its runs created, oldest first by default. */
+  listSubagents(sessionId: string, query: ListQuery = {}): Promise<ListPage<Session>> {
+    return this.request('GET', `/v1/sessions/${enc(sessionId)}/subagents`, { query: query as RequestOptions['query'] });
+  }
   listMessages(sessionId: string, query: ListQuery = {}): Promise<ListPage<Message>> {
     return this.request('GET', `/v1/sessions/${enc(sessionId)}/messages`, { query: query as RequestOptions['query'] });
   }
