@@ -90,7 +90,8 @@ export class OpenAiAgentsController {
     summary: 'Create a session',
     description:
       '`agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with ' +
-      '`agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), ' +
+      '`agent.session.input.tool_result`; `multi_agent: {enabled, max_concurrent_subagents?}`: our `subagents` (CONTRACT 16: the subagent tools, a subagent runs the same configuration); ' +
+      'other tool types, `async` or deferred functions, reasoning and text formats are 400 naming the `param`), ' +
       'and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). ' +
       '`Idempotency-Key` is honoured. A given `input` starts the first turn.',
   })
