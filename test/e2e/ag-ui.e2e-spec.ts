@@ -66,8 +66,11 @@ describe('AG-UI 1.0 over durable runs (HttpAgent, verifier on)', () => {
       if (e.type === 'TOOL_CALL_START') open.add(`tool:${e.toolCallId}`);
       if (e.type === 'TOOL_CALL_ARGS') expect(open.has(`tool:${e.toolCallId}`)).toBe(true);
       if (e.type === 'TOOL_CALL_END') expect(open.delete(`tool:${e.toolCallId}`)).toBe(true);
-      if (e.type === 'STEP_STARTED') open.add(`step:${e.stepName}`);
-      if (e.type === 'STEP_FINISHED') expect(open.delete(`step:${e.stepName}`)).toBe(true);
+      // Steps are per owner: a subagent's turn_1 may run beside its parent's (or another subagent's).
+      if (e.type === 'STEP_STARTED') open.add(`step:${e.subagentRunId ?? ''}:${e.stepName}`);
+      if (e.type === 'STEP_FINISHED') expect(open.delete(`step:${e.subagentRunId ?? ''}:${e.stepName}`)).toBe(true);
+      if (e.type === 'SUBAGENT_STARTED') open.add(`subagent:${e.subagentRunId}`);
+      if (e.type === 'SUBAGENT_FINISHED' || e.type === 'SUBAGENT_ERROR') expect(open.delete(`subagent:${e.subagentRunId}`)).toBe(true);
     }
     expect([...open]).toEqual([]);
   }
@@ -127,6 +130,100 @@ describe('AG-UI 1.0 over durable runs (HttpAgent, verifier on)', () => {
         expect.objectContaining({ role: 'tool', toolCallId: 'call_time_1' }),
       ]),
     );
+  });
+
+  describe('subagents (CONTRACT 16)', () => {
+    beforeAll(async () => {
+      const lead = await t.call(KEYS.adminA, 'POST', '/v1/agents', { id: 'agui_lead', instructions: 'Delegate.', tools: ['get_time'], subagents: { enabled: true } });
+      expect(lead.status).toBe(201);
+    });
+    const by = (events: BaseEvent[], sub: string | undefined) => (events as any[]).filter((e) => e.subagentRunId === sub);
+
+    it('a run that spawns subagents and waits: SUBAGENT_STARTED, their text and tool events with subagentRunId, SUBAGENT_FINISHED / SUBAGENT_ERROR, then the parent goes on', async () => {
+      const agent = agentFor(KEYS.memberA1, uniq('thread-fanout'), 'agui_lead');
+      const north = script([{ sleep_ms: 200, tool_calls: [{ name: 'get_time', arguments: { timezone: 'UTC' } }] }, { text: 'north is clear', chunk_size: 4 }]);
+      const south = script([{ sleep_ms: 400, text: 'south is busy' }]);
+      const broken = script([{ error: { code: 'model_refusal', message: 'no' } }]);
+      agent.addMessage({
+        id: 'u1',
+        role: 'user',
+        content: script([
+          {
+            tool_calls: [
+              { name: 'create_subagent', arguments: { name: 'north', instructions: north } },
+              { name: 'create_subagent', arguments: { name: 'south', instructions: south } },
+              { name: 'create_subagent', arguments: { name: 'broken', instructions: broken } },
+            ],
+          },
+          { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] },
+          { text: 'Both regions reported.' },
+        ]),
+      });
+      const r = await run(agent, { runId: uniq('fanout') });
+      expect(r.finished).toMatchObject({ type: 'RUN_FINISHED', outcome: { type: 'success' } });
+      const ev = r.events as any[];
+      const started = ev.filter((e) => e.type === 'SUBAGENT_STARTED');
+      expect(started.map((e) => e.name)).toEqual(['north', 'south', 'broken']);
+      const creates = ev.filter((e) => e.type === 'TOOL_CALL_START' && e.toolCallName === 'create_subagent' && e.subagentRunId === undefined);
+      expect(started.map((e) => e.parentToolCallId)).toEqual(creates.map((e) => e.toolCallId));
+      const [n, s, b] = started.map((e) => e.subagentRunId);
+      expect(n).toMatch(/^run_/);
+      // Every event of a subagent carries its subagentRunId (the native child run), between its start and its end.
+      for (const id of [n, s, b]) {
+        const own = by(r.events, id);
+        expect(own[0].type).toBe('SUBAGENT_STARTED');
+        expect(['SUBAGENT_FINISHED', 'SUBAGENT_ERROR']).toContain(own[own.length - 1].type);
+        expect(ev.indexOf(own[0])).toBeLessThan(ev.indexOf(own[own.length - 1]));
+      }
+      // (Consecutive TEXT_MESSAGE_CONTENT counted once: how many deltas the native run keeps is its own business.)
+      expect(by(r.events, n).map((e) => e.type).filter((x, i, all) => x !== 'TEXT_MESSAGE_CONTENT' || all[i - 1] !== x)).toEqual([
+        'SUBAGENT_STARTED',
+        'STEP_STARTED',
+        'TOOL_CALL_START',
+        'TOOL_CALL_ARGS',
+        'TOOL_CALL_END',
+        'STEP_FINISHED',
+        'TOOL_CALL_RESULT',
+        'STEP_STARTED',
+        'TEXT_MESSAGE_START',
+        'TEXT_MESSAGE_CONTENT',
+        'TEXT_MESSAGE_END',
+        'STEP_FINISHED',
+        'SUBAGENT_FINISHED',
+      ]);
+      expect(textOf(by(r.events, n))).toBe('north is clear');
+      expect(by(r.events, n).find((e) => e.type === 'TOOL_CALL_START')).toMatchObject({ toolCallName: 'get_time' });
+      expect(by(r.events, n).pop()).toMatchObject({ outcome: { type: 'success' }, result: 'north is clear' });
+      expect(by(r.events, s).pop()).toMatchObject({ type: 'SUBAGENT_FINISHED', result: 'south is busy' });
+      expect(by(r.events, b).pop()).toMatchObject({ type: 'SUBAGENT_ERROR', code: 'model_refusal', message: expect.any(String) });
+      // The parent waited: its wait's result and its answer come after every subagent's end.
+      const waited = ev.find((e) => e.type === 'TOOL_CALL_RESULT' && e.subagentRunId === undefined && creates.every((c) => c.toolCallId !== e.toolCallId));
+      const ends = ev.filter((e) => e.type === 'SUBAGENT_FINISHED' || e.type === 'SUBAGENT_ERROR');
+      expect(Math.max(...ends.map((e) => ev.indexOf(e)))).toBeLessThan(ev.indexOf(waited));
+      expect(textOf(by(r.events, undefined))).toBe('Both regions reported.');
+      // The client keeps the subagents' messages attributed to them.
+      expect(r.newMessages).toEqual(expect.arrayContaining([expect.objectContaining({ role: 'assistant', content: 'north is clear', subagentRunId: n })]));
+      // The native runs behind them: children of the AG-UI run's session.
+      const kids = await t.call(KEYS.memberA1, 'GET', `/v1/runs/${n}`);
+      expect(kids.body).toMatchObject({ status: 'completed', parent_run_id: expect.stringMatching(/^run_/) });
+    });
+
+    it('a run that ends while a subagent still works: its segment ends SUBAGENT_FINISHED suspended before RUN_FINISHED', async () => {
+      const agent = agentFor(KEYS.memberA1, uniq('thread-detach'), 'agui_lead');
+      agent.addMessage({
+        id: 'u1',
+        role: 'user',
+        content: script([{ tool_calls: [{ name: 'create_subagent', arguments: { name: 'slow', instructions: script([{ sleep_ms: 4000, text: 'late' }]) } }] }, { text: 'Started it.' }]),
+      });
+      const r = await run(agent, { runId: uniq('detach') });
+      const ev = r.events as any[];
+      const start = ev.find((e) => e.type === 'SUBAGENT_STARTED');
+      const end = ev.find((e) => e.type === 'SUBAGENT_FINISHED');
+      expect(end).toMatchObject({ subagentRunId: start.subagentRunId, outcome: { type: 'suspended' } });
+      expect(ev.indexOf(end)).toBeLessThan(ev.indexOf(r.finished));
+      expect(r.finished.outcome).toEqual({ type: 'success' });
+      expect((await waitForRun(t, KEYS.memberA1, start.subagentRunId, isTerminal, 30_000)).status).toBe('completed');
+    });
   });
 
   async function orderInterrupt(key: string) {

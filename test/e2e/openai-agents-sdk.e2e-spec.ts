@@ -458,6 +458,119 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
     expect((await t.call(key, 'GET', `/v1/runs/${action.turn_id}`)).body.status).toBe('completed');
   });
 
+  it('multi_agent (CONTRACT 16): an inline agent fans out two subagents and waits; sessions.subagents, their turns and items, the four item types and the subagent events', async () => {
+    const s: any = await sessions().create({
+      environment: { type: 'none' },
+      agent: { model: 'scripted', instructions: 'Delegate, then summarize.', multi_agent: { enabled: true, max_concurrent_subagents: 3 } },
+    });
+    expect(s.agent.multi_agent).toEqual({ enabled: true, max_concurrent_subagents: 3 });
+    expect(s.agent.tools.map((x: any) => x.name)).toEqual(expect.arrayContaining(['create_subagent', 'send_subagent_input', 'wait_for_subagents', 'close_subagent']));
+    expect((await client.beta.agents.retrieve('assistant')).multi_agent).toEqual({ enabled: false, max_concurrent_subagents: null });
+    const stream = await sessions().events.stream(s.id);
+    /** A subagent's own script: it works a little while its parent goes on, then answers. */
+    const child = (text: string) => script([{ sleep_ms: 300, text }]);
+    await sessions().events.create(s.id, {
+      events: [
+        message(
+          script([
+            {
+              tool_calls: [
+                { name: 'create_subagent', arguments: { name: 'north', instructions: child('north is clear') } },
+                { name: 'create_subagent', arguments: { name: 'south', instructions: child('south is busy') } },
+              ],
+            },
+            { tool_calls: [{ name: 'wait_for_subagents', arguments: { subagent_ids: ['north', 'south'] } }] },
+            { tool_calls: [{ name: 'close_subagent', arguments: { subagent_id: 'north' } }] },
+            { text: 'Both regions reported.' },
+          ]),
+        ),
+      ],
+    });
+    const events = await untilIdle(stream);
+    const turnId = events[0].turn_id;
+    expect(events.find((e) => e.type === 'agent.session.turn.completed').turn).toMatchObject({ status: 'completed', subagent_id: null });
+    // Waiting for its subagents, the turn asks nothing of the client.
+    expect(events.filter((e) => e.type === 'agent.session.requires_action')).toEqual([]);
+    const created = events.filter((e) => e.type === 'agent.session.subagent.created').map((e) => e.subagent);
+    expect(created.map((x: any) => x.name)).toEqual(['north', 'south']);
+    expect(created[0]).toEqual({
+      id: expect.stringMatching(/^sess_/),
+      closed_at: null,
+      instructions: [{ type: 'output_text', text: child('north is clear') }],
+      name: 'north',
+      object: 'agent.session.subagent',
+      opened_at: expect.any(Number),
+      parent_agent_id: s.agent.id,
+      session_id: s.id,
+      status: 'active',
+    });
+    const [north, south] = created.map((x: any) => x.id);
+    const closed = events.find((e) => e.type === 'agent.session.subagent.closed');
+    expect(closed.subagent).toMatchObject({ id: north, name: 'north', status: 'closed', closed_at: expect.any(Number) });
+    // The stream names the calls as the items list does: the SDK's item types, no output items for them.
+    const streamed = events.filter((e) => e.type === 'agent.session.turn.item.done').map((e) => e.item);
+    expect(streamed.filter((i: any) => i.type.endsWith('subagent_call') || i.type === 'wait_for_subagents_call').map((i: any) => i.type)).toEqual([
+      'create_subagent_call',
+      'create_subagent_call',
+      'wait_for_subagents_call',
+      'close_subagent_call',
+    ]);
+    expect(streamed.filter((i: any) => i.type === 'function_call' || i.type === 'function_call_output')).toEqual([]);
+
+    // Session items (oldest first): the calls as the four item types, naming the subagents by id.
+    const items: any[] = [];
+    for await (const it of sessions().items.list(s.id, { order: 'asc', limit: 2 })) items.push(it);
+    const calls = items.filter((i) => i.type !== 'message');
+    expect(calls).toEqual([
+      { id: expect.stringMatching(/^fc_/), type: 'create_subagent_call', agent_id: s.agent.id, content: [{ type: 'output_text', text: child('north is clear') }], model: null, reasoning_effort: null, status: 'completed', turn_id: turnId },
+      { id: expect.stringMatching(/^fc_/), type: 'create_subagent_call', agent_id: s.agent.id, content: [{ type: 'output_text', text: child('south is busy') }], model: null, reasoning_effort: null, status: 'completed', turn_id: turnId },
+      { id: expect.stringMatching(/^fc_/), type: 'wait_for_subagents_call', recipient_agent_ids: [north, south], sender_agent_id: s.agent.id, status: 'completed', turn_id: turnId },
+      { id: expect.stringMatching(/^fc_/), type: 'close_subagent_call', recipient_agent_id: north, sender_agent_id: s.agent.id, status: 'completed', turn_id: turnId },
+    ]);
+    expect(streamed.filter((i: any) => i.type !== 'message').map((i: any) => i.id)).toEqual(calls.map((i) => i.id));
+    expect(items[items.length - 1]).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Both regions reported.' }] });
+    // A cursor in the middle of the calls pages on from there.
+    const after = await sessions().items.list(s.id, { order: 'asc', after: calls[1].id, limit: 2 });
+    expect(after.data.map((i: any) => i.id)).toEqual([calls[2].id, calls[3].id]);
+
+    // sessions.subagents: list (newest first by default, auto-paging), retrieve, their turns and items.
+    const listed: any[] = [];
+    for await (const x of sessions().subagents.list(s.id, { limit: 1 })) listed.push(x);
+    expect(listed.map((x) => [x.id, x.name, x.status])).toEqual([
+      [south, 'south', 'active'],
+      [north, 'north', 'closed'],
+    ]);
+    expect(listed[1].closed_at).toEqual(expect.any(Number));
+    expect((await sessions().subagents.list(s.id, { order: 'asc' })).data.map((x: any) => x.id)).toEqual([north, south]);
+    const got: any = await sessions().subagents.retrieve(south, { session_id: s.id });
+    expect(got).toEqual(listed[0]);
+    const turns: any[] = [];
+    for await (const x of sessions().subagents.turns.list(south, { session_id: s.id })) turns.push(x);
+    expect(turns).toEqual([expect.objectContaining({ object: 'agent.session.turn', session_id: south, subagent_id: south, status: 'completed' })]);
+    expect(await sessions().subagents.turns.retrieve(turns[0].id, { session_id: s.id, subagent_id: south })).toEqual(turns[0]);
+    const turnItems: any[] = [];
+    for await (const x of sessions().subagents.turns.items.list(turns[0].id, { session_id: s.id, subagent_id: south, order: 'asc' })) turnItems.push(x);
+    expect(turnItems.map((i) => [i.type, i.role, i.content?.[0]?.text])).toEqual([
+      ['message', 'user', child('south is busy')],
+      ['message', 'assistant', 'south is busy'],
+    ]);
+    const ownItems: any[] = [];
+    for await (const x of sessions().subagents.items.list(south, { session_id: s.id })) ownItems.push(x);
+    expect(ownItems.map((i) => i.id)).toEqual([...turnItems].reverse().map((i) => i.id));
+    // The native side: the same child sessions, the turn that created them.
+    const native = await t.call(key, 'GET', `/v1/sessions/${s.id}/subagents`);
+    expect(native.body.data.map((x: any) => [x.id, x.parent_run_id])).toEqual([
+      [north, turnId],
+      [south, turnId],
+    ]);
+    // A subagent of another session, or a session that is no subagent, is 404.
+    const other: any = await create();
+    await expect(sessions().subagents.retrieve(south, { session_id: other.id })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(sessions().subagents.retrieve(other.id, { session_id: s.id })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(sessions().subagents.turns.list(north, { session_id: other.id }).then((p) => p.data)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await sessions().subagents.list(other.id)).data).toEqual([]);
+  });
+
   it('a bad inline agent is BadRequestError with a clear message and the param, and creates nothing', async () => {
     const fn = { type: 'function', name: 'ask', description: 'Asks.', parameters: { type: 'object' } };
     const newest = async () => (await t.call(key, 'GET', '/v1/sessions?limit=1&order=desc')).body.data[0]?.id ?? null;
@@ -471,7 +584,9 @@ describe('OpenAI Agents API (beta) with the official openai SDK', () => {
       [{ model: 'scripted', tools: [{ ...fn, parameters: { type: 'object', properties: 5 } }] }, /agent\.tools\[0\]\.parameters/, 'agent.tools[0].parameters'],
       [{ model: 'scripted', tools: [{ ...fn, async: true }] }, /functions the agent does not wait for are not supported/, 'agent.tools[0].async'],
       [{ model: 'scripted', reasoning: { effort: 'high' } }, /agent\.reasoning is not supported/, 'agent.reasoning'],
-      [{ model: 'scripted', multi_agent: { enabled: true } }, /subagents are not supported/, 'agent.multi_agent'],
+      [{ model: 'scripted', multi_agent: { enabled: 'yes' } }, /agent\.multi_agent must be/, 'agent.multi_agent'],
+      [{ model: 'scripted', multi_agent: { enabled: true, max_concurrent_subagents: 99 } }, /agent\.multi_agent\.max_concurrent_subagents must be an integer 1\.\.32/, 'agent.multi_agent.max_concurrent_subagents'],
+      [{ model: 'scripted', multi_agent: { enabled: true, agents: ['assistant'] } }, /agent\.multi_agent\.agents is not a field/, 'agent.multi_agent.agents'],
       [{ model: 'scripted', voice: 'x' }, /agent\.voice is not a field of an inline agent/, 'agent.voice'],
     ];
     for (const [agent, message, param] of cases) {

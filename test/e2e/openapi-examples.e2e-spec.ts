@@ -185,7 +185,15 @@ describe('OpenAPI: every documented example succeeds when sent as is, in order',
         if (Date.now() > end) throw new Error('the subagent run did not complete');
         await new Promise((res) => setTimeout(res, 50));
       }
-      await tryItOut('get', '/v1/sessions/{id}/subagents', { id: lead.id });
+      const children = (await tryItOut('get', '/v1/sessions/{id}/subagents', { id: lead.id })).body;
+      // The same subagent on the OpenAI surface: sessions.subagents, its turns and items.
+      const sub = { id: lead.id, subagentId: children.data[0].id };
+      await tryItOut('get', '/openai/v1/agents/sessions/{id}/subagents', { id: lead.id });
+      await tryItOut('get', '/openai/v1/agents/sessions/{id}/subagents/{subagentId}', sub);
+      const subTurns = (await tryItOut('get', '/openai/v1/agents/sessions/{id}/subagents/{subagentId}/turns', sub)).body;
+      await tryItOut('get', '/openai/v1/agents/sessions/{id}/subagents/{subagentId}/turns/{turnId}', { ...sub, turnId: subTurns.data[0].id });
+      await tryItOut('get', '/openai/v1/agents/sessions/{id}/subagents/{subagentId}/turns/{turnId}/items', { ...sub, turnId: subTurns.data[0].id });
+      await tryItOut('get', '/openai/v1/agents/sessions/{id}/subagents/{subagentId}/items', sub);
     }
     await tryItOut('get', '/v1/runs/{id}/events', { id: r1.run_id });
     await tryItOut('get', '/v1/sessions/{id}/events', { id: s1.id });

@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Run an agent over AG-UI 1.0 (SSE)
-         * @description For `@ag-ui/client`'s `HttpAgent` (`url: <server>/ag-ui/agents/<agent_id>`, `headers: {Authorization: "Bearer <key>"}`). `threadId`: one of your session ids, or any other string, which names a session of yours (of this agent) created on first use. `runId` is the idempotency key: the same `runId` again streams the same run from its start, never a second run. What the request does: `resume` entries decide the approvals of the thread's waiting run (`payload: {"decision": "approve" | "reject", "reason"?}`; `status: "cancelled"` rejects) and stream the run on; else trailing `tool` messages are the outputs of the waiting run's client tool calls (content: JSON or text; `error` fails the call) and stream it on; else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request's `tools` as client tools of that run (a thread whose run is still going steers it instead: the session default). The user input's persistent receipt id is in the `X-Agent-Input-Id` response header (`GET /v1/inputs/{id}`: where it went, which run took it). Every stream passes `@ag-ui/client`'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. A dropped connection does not stop the run. Members see the member projection (private tools redacted).
+         * @description For `@ag-ui/client`'s `HttpAgent` (`url: <server>/ag-ui/agents/<agent_id>`, `headers: {Authorization: "Bearer <key>"}`). `threadId`: one of your session ids, or any other string, which names a session of yours (of this agent) created on first use. `runId` is the idempotency key: the same `runId` again streams the same run from its start, never a second run. What the request does: `resume` entries decide the approvals of the thread's waiting run (`payload: {"decision": "approve" | "reject", "reason"?}`; `status: "cancelled"` rejects) and stream the run on; else trailing `tool` messages are the outputs of the waiting run's client tool calls (content: JSON or text; `error` fails the call) and stream it on; else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request's `tools` as client tools of that run (a thread whose run is still going steers it instead: the session default). The user input's persistent receipt id is in the `X-Agent-Input-Id` response header (`GET /v1/inputs/{id}`: where it went, which run took it). Every stream passes `@ag-ui/client`'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. Subagents (CONTRACT 16) are part of the stream: their runs' events nest between `SUBAGENT_STARTED` and `SUBAGENT_FINISHED`/`SUBAGENT_ERROR`, each with the subagent's `subagentRunId`; a run waiting for its subagents (`waiting_for_subagents`) goes on in the same stream, and a subagent's end comes before what its parent does after learning it. A dropped connection does not stop the run. Members see the member projection (private tools redacted).
          *
          *     | AG-UI event | from our events | fields |
          *     |---|---|---|
@@ -28,6 +28,10 @@ export interface paths {
          *     | `RUN_FINISHED` | `run.waiting` (client tool) | `outcome: {type: "success", pendingToolCallIds}` |
          *     | `RUN_FINISHED` | `run.finished` completed / cancelled | `outcome: {type: "success"}` / `{type: "cancelled"}` |
          *     | `RUN_ERROR` | `run.finished` failed / expired / terminated | `code` (our run error code, e.g. `model_timeout`, or `terminated_<reason>`), `message` |
+         *     | `SUBAGENT_STARTED` | `subagent.created`, or `send_subagent_input` starting a subagent's next run (CONTRACT 16) | `subagentRunId` (the subagent's run id: one per invocation), `name`, `parentToolCallId`; `parentSubagentRunId` for a subagent's own subagent |
+         *     | (the subagent's events) | the subagent run's own events, followed from its start | every `STEP_*`, `TEXT_MESSAGE_*`, `TOOL_CALL_*` carries its `subagentRunId` |
+         *     | `SUBAGENT_FINISHED` | the subagent's `run.finished` completed | `outcome: {type: "success"}`, `result` (its final text); `outcome: {type: "suspended"}` when the AG-UI run ends while the subagent still works (it goes on natively) |
+         *     | `SUBAGENT_ERROR` | the subagent's `run.finished` failed / cancelled / expired / terminated | `code`, `message` (the AG-UI run goes on: the parent reads the failure from `wait_for_subagents`) |
          */
         post: operations["AgUi_run"];
         delete?: never;
@@ -214,7 +218,7 @@ export interface paths {
         put?: never;
         /**
          * Create a session
-         * @description `agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with `agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). `Idempotency-Key` is honoured. A given `input` starts the first turn.
+         * @description `agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with `agent.session.input.tool_result`; `multi_agent: {enabled, max_concurrent_subagents?}`: our `subagents` (CONTRACT 16: the subagent tools, a subagent runs the same configuration); other tool types, `async` or deferred functions, reasoning and text formats are 400 naming the `param`), and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). `Idempotency-Key` is honoured. A given `input` starts the first turn.
          */
         post: operations["OpenAiAgents_createSession"];
         delete?: never;
@@ -274,6 +278,117 @@ export interface paths {
          * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Like every list of this surface, the default order is `desc` (newest first), as the SDK documents. Members see private tools' arguments and results redacted, as on `/v1`.
          */
         get: operations["OpenAiAgents_listSessionItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/subagents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a session's subagents, nested ones included (newest first by default)
+         * @description A subagent is a child session (`GET /v1/sessions/{id}/subagents`) that a run of this session (or of one of its subagents, at any depth up to 8) created with `create_subagent`. `id`: the child session id; `session_id`: this (top-level) session; `parent_agent_id`: the agent that created it (a subagent is named by its own id); `instructions`: its task (its first message); `status` `closed` and `closed_at` once `close_subagent` closed it. Ordered by creation; `after` takes a subagent id of this list. Up to 1000 subagents per session are listed.
+         */
+        get: operations["OpenAiAgents_listSubagents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/subagents/{subagentId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a subagent of the session (404 for a session that is not one of its subagents) */
+        get: operations["OpenAiAgents_getSubagent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/subagents/{subagentId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subagent's own items across its turns (newest first by default)
+         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Like every list of this surface, the default order is `desc` (newest first), as the SDK documents. Members see private tools' arguments and results redacted, as on `/v1`.
+         */
+        get: operations["OpenAiAgents_listSubagentItems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/subagents/{subagentId}/turns": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a subagent's turns (the runs of its child session; `subagent_id` set; newest first by default) */
+        get: operations["OpenAiAgents_listSubagentTurns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/subagents/{subagentId}/turns/{turnId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a subagent's turn */
+        get: operations["OpenAiAgents_getSubagentTurn"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openai/v1/agents/sessions/{id}/subagents/{subagentId}/turns/{turnId}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A subagent's turn's items (newest first by default)
+         * @description Items are read from the native messages (`/v1/sessions/{id}/messages`) a page at a time, by keyset in the database, so any number of them pages cheaply. An item id is its position in the history: a message item is the message id (`msg_...`); a function call is `fc_<message ULID>_<part>` and its output `fco_<message ULID>_<part>`, `part` being the index of the content part of the assistant (tool) message that holds it. `after` takes any item id of the list (e.g. the last of the previous page); items of one message follow each other, reversed with `order: desc`. Like every list of this surface, the default order is `desc` (newest first), as the SDK documents. Members see private tools' arguments and results redacted, as on `/v1`.
+         */
+        get: operations["OpenAiAgents_listSubagentTurnItems"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4705,9 +4820,11 @@ export interface operations {
                 };
                 content: {
                     "text/event-stream": {
+                        /** @description The subagent run an event belongs to (CONTRACT 16); absent: the AG-UI run's own. */
+                        subagentRunId?: string;
                         timestamp?: number;
                         /** @enum {string} */
-                        type: "RUN_STARTED" | "RUN_FINISHED" | "RUN_ERROR" | "STEP_STARTED" | "STEP_FINISHED" | "TEXT_MESSAGE_START" | "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" | "TOOL_CALL_START" | "TOOL_CALL_ARGS" | "TOOL_CALL_END" | "TOOL_CALL_RESULT";
+                        type: "RUN_STARTED" | "RUN_FINISHED" | "RUN_ERROR" | "STEP_STARTED" | "STEP_FINISHED" | "TEXT_MESSAGE_START" | "TEXT_MESSAGE_CONTENT" | "TEXT_MESSAGE_END" | "TOOL_CALL_START" | "TOOL_CALL_ARGS" | "TOOL_CALL_END" | "TOOL_CALL_RESULT" | "SUBAGENT_STARTED" | "SUBAGENT_FINISHED" | "SUBAGENT_ERROR";
                     } & {
                         [key: string]: unknown;
                     };
@@ -5224,6 +5341,151 @@ export interface operations {
             header?: never;
             path: {
                 id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listSubagents: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_getSubagent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                subagentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listSubagentItems: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+                subagentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listSubagentTurns: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+                subagentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_getSubagentTurn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                subagentId: string;
+                turnId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    OpenAiAgents_listSubagentTurnItems: {
+        parameters: {
+            query?: {
+                /** @description The id of the last item of the previous page. */
+                after?: string;
+                limit?: number;
+                /** @description Default `desc` (newest first), as the SDK documents for every list. */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: string;
+                subagentId: string;
+                turnId: string;
             };
             cookie?: never;
         };

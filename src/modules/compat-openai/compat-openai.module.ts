@@ -4,6 +4,7 @@ import { CompatSharedModule } from '../compat-shared/compat-shared.module';
 import { IdempotencyModule } from '../idempotency/idempotency.module';
 import { OpenAiAgentsController } from './api/openai-agents.controller';
 import { OpenAiAutomationsController } from './api/openai-automations.controller';
+import { OpenAiSubagents } from './application/openai-subagents';
 
 /**
  * The OpenAI Agents API (beta) surface under `/openai/v1` (CONTRACT section 15): controllers,
@@ -12,5 +13,6 @@ import { OpenAiAutomationsController } from './api/openai-automations.controller
 @Module({
   imports: [AgentsModule, CompatSharedModule, IdempotencyModule],
   controllers: [OpenAiAutomationsController, OpenAiAgentsController],
+  providers: [OpenAiSubagents],
 })
 export class CompatOpenAiModule {}

@@ -8,9 +8,10 @@ import { ApiErrors } from '../../../common/errors/error.dto';
 import { ApiJsonBody } from '../../../common/http/api-docs.decorators';
 import { SseFrame } from '../../events/api/sse';
 import { CompatSse, writeFrames } from '../../compat-shared/compat-sse';
-import { audienceOf, SessionEventFeed } from '../../compat-shared/session-event-feed';
+import { audienceOf, FeedStep, SessionEventFeed } from '../../compat-shared/session-event-feed';
 import { AgUiRunsService } from '../application/ag-ui-runs.service';
-import { AgUiEventMapper, AgUiEvent } from '../domain/ag-ui-event-mapper';
+import { AgUiEvent } from '../domain/ag-ui-event-mapper';
+import { AgUiRunStream } from '../domain/ag-ui-run-stream';
 import { AgUiMessage } from '../domain/ag-ui-input';
 import { RunAgentInputDto } from './run-agent-input.dto';
 
@@ -41,6 +42,9 @@ const WIRE_EXAMPLE = [
   '',
 ].join('\n');
 
+/** How long a run's events wait for a subagent's own end once the run learnt it (the two streams race). */
+const SUBAGENT_WAIT_MS = 3000;
+
 const EVENT_TABLE = [
   '| AG-UI event | from our events | fields |',
   '|---|---|---|',
@@ -53,6 +57,10 @@ const EVENT_TABLE = [
   '| `RUN_FINISHED` | `run.waiting` (client tool) | `outcome: {type: "success", pendingToolCallIds}` |',
   '| `RUN_FINISHED` | `run.finished` completed / cancelled | `outcome: {type: "success"}` / `{type: "cancelled"}` |',
   '| `RUN_ERROR` | `run.finished` failed / expired / terminated | `code` (our run error code, e.g. `model_timeout`, or `terminated_<reason>`), `message` |',
+  '| `SUBAGENT_STARTED` | `subagent.created`, or `send_subagent_input` starting a subagent\'s next run (CONTRACT 16) | `subagentRunId` (the subagent\'s run id: one per invocation), `name`, `parentToolCallId`; `parentSubagentRunId` for a subagent\'s own subagent |',
+  '| (the subagent\'s events) | the subagent run\'s own events, followed from its start | every `STEP_*`, `TEXT_MESSAGE_*`, `TOOL_CALL_*` carries its `subagentRunId` |',
+  '| `SUBAGENT_FINISHED` | the subagent\'s `run.finished` completed | `outcome: {type: "success"}`, `result` (its final text); `outcome: {type: "suspended"}` when the AG-UI run ends while the subagent still works (it goes on natively) |',
+  '| `SUBAGENT_ERROR` | the subagent\'s `run.finished` failed / cancelled / expired / terminated | `code`, `message` (the AG-UI run goes on: the parent reads the failure from `wait_for_subagents`) |',
 ].join('\n');
 
 /**
@@ -88,6 +96,7 @@ export class AgUiController {
       'else the newest `user` message starts a new run (the server keeps the history: earlier messages are not read), with the request\'s `tools` as client tools of that run (a thread whose run is still going steers it instead: the session default). ' +
       'The user input\'s persistent receipt id is in the `X-Agent-Input-Id` response header (`GET /v1/inputs/{id}`: where it went, which run took it). ' +
       'Every stream passes `@ag-ui/client`\'s verifier: `RUN_STARTED` first, every START closed by its END, exactly one `RUN_FINISHED` or `RUN_ERROR` last. ' +
+      'Subagents (CONTRACT 16) are part of the stream: their runs\' events nest between `SUBAGENT_STARTED` and `SUBAGENT_FINISHED`/`SUBAGENT_ERROR`, each with the subagent\'s `subagentRunId`; a run waiting for its subagents (`waiting_for_subagents`) goes on in the same stream, and a subagent\'s end comes before what its parent does after learning it. ' +
       'A dropped connection does not stop the run. Members see the member projection (private tools redacted).\n\n' +
       EVENT_TABLE,
   })
@@ -102,7 +111,7 @@ export class AgUiController {
   @ApiResponse({
     status: 200,
     description: 'An SSE stream of AG-UI events, one `data:` line (the event JSON) per frame.\n\nOn the wire:\n\n```\n' + WIRE_EXAMPLE + '\n```',
-    content: { 'text/event-stream': { schema: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['RUN_STARTED', 'RUN_FINISHED', 'RUN_ERROR', 'STEP_STARTED', 'STEP_FINISHED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT'] }, timestamp: { type: 'integer' } }, additionalProperties: true } } },
+    content: { 'text/event-stream': { schema: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['RUN_STARTED', 'RUN_FINISHED', 'RUN_ERROR', 'STEP_STARTED', 'STEP_FINISHED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END', 'TOOL_CALL_START', 'TOOL_CALL_ARGS', 'TOOL_CALL_END', 'TOOL_CALL_RESULT', 'SUBAGENT_STARTED', 'SUBAGENT_FINISHED', 'SUBAGENT_ERROR'] }, timestamp: { type: 'integer' }, subagentRunId: { type: 'string', description: 'The subagent run an event belongs to (CONTRACT 16); absent: the AG-UI run\'s own.' } }, additionalProperties: true } } },
   })
   @ApiErrors('invalid_request', 'session_not_found', 'agent_not_found', 'session_busy', 'session_archived', 'run_finished', 'approval_not_found', 'approval_already_decided', 'approval_not_pending', 'tool_output_not_expected', 'idempotency_in_progress', 'rate_limited', 'quota_exceeded')
   async run(
@@ -134,30 +143,46 @@ export class AgUiController {
       ...(target.input_id ? { 'x-agent-input-id': target.input_id } : {}),
     });
     if (conn.isClosed) return;
-    const mapper = new AgUiEventMapper(dto.threadId, dto.runId);
+    const audience = audienceOf(principal);
     const frames = (events: AgUiEvent[]): SseFrame[] => events.map((e) => ({ data: JSON.stringify(e) }));
-    const failed = (): SseFrame[] => frames(mapper.fail('internal_error', 'the event stream could not be translated'));
-    writeFrames(conn, frames(mapper.start()));
-    this.feed.pipe(
-      conn,
-      { kind: 'run', id: target.run_id },
-      target.after,
-      audienceOf(principal),
-      (events) => {
-        if (mapper.done) return { frames: [], end: true };
-        const out: AgUiEvent[] = [];
+    // Subagents (CONTRACT 16): each subagent run the stream opens is followed from its start, into the same connection.
+    const follow = (subagentRunId: string) =>
+      this.feed.pipe(conn, { kind: 'run', id: subagentRunId }, 0, audience, (events) => step(() => stream.onSubagentRun(subagentRunId, events)), failed);
+    const stream = new AgUiRunStream(dto.threadId, dto.runId, follow);
+    const failed = (): SseFrame[] => frames(stream.fail('internal_error', 'the event stream could not be translated'));
+    let release: NodeJS.Timeout | null = null;
+    conn.onClose(() => release && clearTimeout(release));
+    /** A run whose events wait for a subagent's own end waits SUBAGENT_WAIT_MS at most. */
+    const schedule = () => {
+      if (!stream.waiting || release || conn.isClosed) return;
+      release = setTimeout(() => {
+        release = null;
+        let more: SseFrame[];
         try {
-          for (const e of events) {
-            out.push(...mapper.map(e));
-            if (mapper.done) break;
-          }
+          more = frames(stream.release());
         } catch {
-          return { frames: [...frames(out), ...failed()], end: true };
+          more = failed();
         }
-        return { frames: frames(out), end: mapper.done };
-      },
-      failed,
-    );
+        writeFrames(conn, more);
+        if (stream.done) conn.end();
+        else schedule();
+      }, SUBAGENT_WAIT_MS);
+      release.unref();
+    };
+    /** One batch's AG-UI events. */
+    const step = (map: () => AgUiEvent[]): FeedStep => {
+      if (stream.done) return { frames: [], end: true };
+      let out: AgUiEvent[];
+      try {
+        out = map();
+      } catch {
+        return { frames: failed(), end: true };
+      }
+      schedule();
+      return { frames: frames(out), end: stream.done };
+    };
+    writeFrames(conn, frames(stream.start()));
+    this.feed.pipe(conn, { kind: 'run', id: target.run_id }, target.after, audience, (events) => step(() => stream.onRun(events)), failed);
   }
 }
 

@@ -28,7 +28,9 @@ export interface AgUiInterrupt {
  * `TOOL_CALL_START`/`ARGS`/`END` (parent: the turn's message) and its outcome `TOOL_CALL_RESULT`.
  * The AG-UI run ends where the native run stops for the caller: waiting for an approval
  * (`interrupt` outcome), waiting for client tools (`success` with `pendingToolCallIds`), or
- * finished (`success`, `cancelled`, or `RUN_ERROR` with the run's error code).
+ * finished (`success`, `cancelled`, or `RUN_ERROR` with the run's error code); not while it waits
+ * for its subagents (`waiting_for_subagents`: it goes on by itself). A subagent's run (CONTRACT 16)
+ * maps with a mapper of its own (see `AgUiRunStream`).
  */
 export class AgUiEventMapper {
   private started = false;
@@ -43,11 +45,22 @@ export class AgUiEventMapper {
   private readonly calls = new Map<string, boolean>();
   private readonly interrupts: AgUiInterrupt[] = [];
 
+  /** The final text of the run (a subagent's `SUBAGENT_FINISHED.result`). */
+  private lastText: string | null = null;
+
+  /**
+   * `subagentRunId`: this mapper follows a subagent's run (CONTRACT 16) inside the AG-UI run of its
+   * parent: every event carries it, nothing opens or closes the AG-UI run, and the run's end is
+   * `SUBAGENT_FINISHED` (completed) or `SUBAGENT_ERROR` (failed, cancelled, expired, terminated).
+   */
   constructor(
     private readonly threadId: string,
     private readonly runId: string,
     private readonly now: () => number = Date.now,
-  ) {}
+    readonly subagentRunId?: string,
+  ) {
+    if (subagentRunId !== undefined) this.started = true;
+  }
 
   get done(): boolean {
     return this.finished;
@@ -93,6 +106,7 @@ export class AgUiEventMapper {
         }
         out.push(...this.closeText());
         this.turnDone = true;
+        if (!(Array.isArray(d.content) && d.content.some((p: { type?: string }) => p?.type === 'tool_call'))) this.lastText = text;
         break;
       }
       case 'tool.requested': {
@@ -114,6 +128,7 @@ export class AgUiEventMapper {
         break;
       }
       case 'approval.requested':
+        if (this.subagentRunId !== undefined) break; // the parent's AG-UI run does not end for it
         this.interrupts.push({
           id: String(d.approval_id),
           reason: 'tool_approval',
@@ -124,6 +139,7 @@ export class AgUiEventMapper {
         });
         break;
       case 'run.input_requested':
+        if (this.subagentRunId !== undefined) break;
         this.interrupts.push({
           id: String(d.tool_call_id),
           reason: 'input_required',
@@ -136,6 +152,8 @@ export class AgUiEventMapper {
         break;
       case 'run.waiting': {
         out.push(...this.closeAll());
+        // A subagent waits inside its parent's AG-UI run; a parent waiting for its subagents goes on by itself.
+        if (this.subagentRunId !== undefined || d.status === 'waiting_for_subagents') break;
         const reason = d.status === 'waiting_for_approval' ? 'tool_approval' : d.status === 'waiting_for_input' ? 'input_required' : null;
         const interrupts = this.interrupts.filter((i) => i.reason === reason);
         if (interrupts.length > 0) {
@@ -148,7 +166,8 @@ export class AgUiEventMapper {
       }
       case 'run.finished':
         out.push(...this.closeAll());
-        if (d.status === 'completed') out.push(this.finish({ outcome: { type: 'success' } }));
+        if (this.subagentRunId !== undefined) out.push(...this.endSubagent(String(d.status), d.error as { code?: string; message?: string } | null, d.termination_reason as string | null));
+        else if (d.status === 'completed') out.push(this.finish({ outcome: { type: 'success' } }));
         else if (d.status === 'cancelled') out.push(this.finish({ outcome: { type: 'cancelled' } }));
         else {
           const error = d.error as { code?: string; message?: string } | null;
@@ -162,6 +181,35 @@ export class AgUiEventMapper {
         break;
     }
     return out;
+  }
+
+  /**
+   * A subagent's end as its parent learnt it (`subagent.completed`) when its own run's events did
+   * not say so in time: its open text closed, then SUBAGENT_FINISHED or SUBAGENT_ERROR.
+   */
+  endAs(status: string): AgUiEvent[] {
+    if (this.finished || this.subagentRunId === undefined) return [];
+    return [...this.closeAll(), ...this.endSubagent(status, null, null)];
+  }
+
+  /**
+   * The AG-UI run ends while this subagent still works: its segment of the run ends `suspended`
+   * (the subagent goes on; its turns stay readable natively).
+   */
+  suspend(): AgUiEvent[] {
+    if (this.finished || this.subagentRunId === undefined) return [];
+    const out = this.closeAll();
+    this.finished = true;
+    out.push(this.ev('SUBAGENT_FINISHED', { outcome: { type: 'suspended' } }));
+    return out;
+  }
+
+  private endSubagent(status: string, error: { code?: string; message?: string } | null, terminationReason: string | null): AgUiEvent[] {
+    this.finished = true;
+    if (status === 'completed') return [this.ev('SUBAGENT_FINISHED', { outcome: { type: 'success' }, ...(this.lastText !== null ? { result: this.lastText } : {}) })];
+    const code = error?.code ?? (terminationReason ? `terminated_${terminationReason}` : `run_${status}`);
+    const message = error?.message ?? `the subagent's run ended ${status}${terminationReason ? ` (${terminationReason})` : ''}`;
+    return [this.ev('SUBAGENT_ERROR', { message, code })];
   }
 
   /** A native error before or while streaming (e.g. the run vanished): the closing `RUN_ERROR`. */
@@ -208,7 +256,7 @@ export class AgUiEventMapper {
   }
 
   private ev(type: string, fields: Record<string, unknown>): AgUiEvent {
-    return { type, timestamp: this.now(), ...fields };
+    return { type, timestamp: this.now(), ...(this.subagentRunId !== undefined ? { subagentRunId: this.subagentRunId } : {}), ...fields };
   }
 }
 

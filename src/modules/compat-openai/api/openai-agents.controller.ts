@@ -27,12 +27,13 @@ import { InputReceiptDto } from '../../runs/api/dto/run.response.dto';
 import { GetInputReceiptQuery } from '../../runs/application/queries/get-input-receipt/get-input-receipt.query';
 import type { InputReceipt } from '../../runs/domain/input-receipt';
 import { nativeToolOutput } from '../../compat-shared/tool-output';
-import { AgentSessionProjection } from '../domain/agent-session-projection';
+import { AgentSessionProjection, ProjectionSubagents } from '../domain/agent-session-projection';
 import { InputEvent, InputProblem, parseInputEvents, parseMessages } from '../domain/input-events';
 import { InlineAgentInput, parseInlineAgent } from '../domain/inline-agent';
-import { itemsPage, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
+import { callingAgentIdOf, itemsPage, sessionAgentOf, sessionSnapshotOf, toOpenAiAgent, toOpenAiSession, toOpenAiTurn } from '../domain/openai-resources';
 import { OpenAiEventsCreateDto, OpenAiListQueryDto, OpenAiSessionCreateDto, OpenAiSessionListQueryDto, OpenAiSessionUpdateDto } from './dto/openai.dto';
 import { OpenAiErrorFilter, OpenAiRequestError } from './openai-error.filter';
+import { OpenAiSubagents } from '../application/openai-subagents';
 
 /** `Last-Event-ID`: a session_sequence, or `n.k` (the k-th of several frames one native event gave). */
 const RESUME_RE = /^(\d{1,15})(?:\.(\d{1,4}))?$/;
@@ -64,6 +65,7 @@ export class OpenAiAgentsController {
     private readonly feed: SessionEventFeed,
     private readonly history: SessionHistory,
     private readonly sse: CompatSse,
+    private readonly subagents: OpenAiSubagents,
   ) {}
 
   // ---- agents -------------------------------------------------------------------------------
@@ -88,7 +90,8 @@ export class OpenAiAgentsController {
     summary: 'Create a session',
     description:
       '`agent_id` (one of ours) or an inline `agent` (`model`, `instructions`, `tools` of type `function`: executed by the client, answered with ' +
-      '`agent.session.input.tool_result`; other tool types, `async` or deferred functions, reasoning, text formats and subagents are 400 naming the `param`), ' +
+      '`agent.session.input.tool_result`; `multi_agent: {enabled, max_concurrent_subagents?}`: our `subagents` (CONTRACT 16: the subagent tools, a subagent runs the same configuration); ' +
+      'other tool types, `async` or deferred functions, reasoning and text formats are 400 naming the `param`), ' +
       'and `environment: {"type":"none"}`; any other environment is 400. The session pins the inline agent (`agent.id` `inline_...`). ' +
       '`Idempotency-Key` is honoured. A given `input` starts the first turn.',
   })
@@ -130,7 +133,11 @@ export class OpenAiAgentsController {
       return await this.inputs.createSession(principal, { agent, metadata });
     } catch (err) {
       const first = err instanceof DomainError && err.code === 'invalid_request' ? (err.details as { errors?: Array<{ field: string; message: string }> }).errors?.[0] : undefined;
-      if (first) throw new OpenAiRequestError(`inline agent: ${first.field} ${first.message}`, first.field);
+      if (first) {
+        // The native field of `multi_agent` is `subagents`: the SDK's name is the param.
+        const param = first.field === 'agent.subagents.max_concurrent' ? 'agent.multi_agent.max_concurrent_subagents' : first.field;
+        throw new OpenAiRequestError(`inline agent: ${param} ${first.message}`, param);
+      }
       throw err;
     }
   }
@@ -294,7 +301,7 @@ export class OpenAiAgentsController {
     await this.feed.assertCursorRetained(id, cursor);
     const audience = audienceOf(principal);
     const { agent, clientTools } = await this.agentOf(principal, session);
-    const projection = new AgentSessionProjection(sessionSnapshotOf(session, agent), (name) => clientTools.has(name));
+    const projection = new AgentSessionProjection(sessionSnapshotOf(session, agent), (name) => clientTools.has(name), await this.projectionSubagents(principal, session));
     for (const e of await this.feed.runHistoryAt(id, cursor, audience)) projection.apply(e);
 
     const conn = await this.sse.open(principal, req, reply, { kind: 'session', id });
@@ -318,6 +325,10 @@ export class OpenAiAgentsController {
   @Get('agents/sessions/:id/turns')
   @ApiOperation({ summary: "List a session's turns (its runs; newest first by default)" })
   async listTurns(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: OpenAiListQueryDto) {
+    return this.turnsList(principal, id, q);
+  }
+
+  private async turnsList(principal: Principal, id: string, q: OpenAiListQueryDto) {
     const { items, hasMore } = await this.queries.execute(new ListRunsQuery(principal, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
     const data = items.map(toOpenAiTurn);
     return { object: 'list', data, has_more: hasMore, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
@@ -345,7 +356,85 @@ export class OpenAiAgentsController {
     return this.itemsList(principal, id, undefined, q);
   }
 
+  // ---- subagents (CONTRACT 16) --------------------------------------------------------------
+
+  @Get('agents/sessions/:id/subagents')
+  @ApiOperation({
+    summary: "List a session's subagents, nested ones included (newest first by default)",
+    description:
+      'A subagent is a child session (`GET /v1/sessions/{id}/subagents`) that a run of this session (or of one of its subagents, at any depth up to 8) created with `create_subagent`. ' +
+      '`id`: the child session id; `session_id`: this (top-level) session; `parent_agent_id`: the agent that created it (a subagent is named by its own id); `instructions`: its task (its first message); ' +
+      '`status` `closed` and `closed_at` once `close_subagent` closed it. Ordered by creation; `after` takes a subagent id of this list. Up to 1000 subagents per session are listed.',
+  })
+  async listSubagents(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Query() q: OpenAiListQueryDto) {
+    const root = await this.inputs.session(principal, id);
+    const all = await this.subagents.descendants(principal, root);
+    const order = q.order ?? 'desc';
+    const sorted = [...all].sort((a, b) => (a.child.id < b.child.id ? -1 : a.child.id > b.child.id ? 1 : 0));
+    if (order === 'desc') sorted.reverse();
+    let from = 0;
+    if (q.after !== undefined) {
+      const at = sorted.findIndex((x) => x.child.id === q.after);
+      if (at < 0) throw new InputProblem(`after: no subagent "${q.after}" in this list`, 'after');
+      from = at + 1;
+    }
+    const limit = q.limit ?? 20;
+    const page = sorted.slice(from, from + limit);
+    const data = await Promise.all(page.map((x) => this.subagents.view(principal, x.child, x.parent, root.id)));
+    return { object: 'list', data, has_more: from + limit < sorted.length, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null };
+  }
+
+  @Get('agents/sessions/:id/subagents/:subagentId')
+  @ApiOperation({ summary: 'Retrieve a subagent of the session (404 for a session that is not one of its subagents)' })
+  async getSubagent(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('subagentId') subagentId: string) {
+    const { child, parent } = await this.subagents.subagentOf(principal, id, subagentId);
+    return this.subagents.view(principal, child, parent, id);
+  }
+
+  @Get('agents/sessions/:id/subagents/:subagentId/turns')
+  @ApiOperation({ summary: "List a subagent's turns (the runs of its child session; `subagent_id` set; newest first by default)" })
+  async listSubagentTurns(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('subagentId') subagentId: string, @Query() q: OpenAiListQueryDto) {
+    const { child } = await this.subagents.subagentOf(principal, id, subagentId);
+    return this.turnsList(principal, child.id, q);
+  }
+
+  @Get('agents/sessions/:id/subagents/:subagentId/turns/:turnId')
+  @ApiOperation({ summary: "Retrieve a subagent's turn" })
+  async getSubagentTurn(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('subagentId') subagentId: string, @Param('turnId') turnId: string) {
+    const { child } = await this.subagents.subagentOf(principal, id, subagentId);
+    return toOpenAiTurn(await this.turnOf(principal, child.id, turnId));
+  }
+
+  @Get('agents/sessions/:id/subagents/:subagentId/turns/:turnId/items')
+  @ApiOperation({ summary: "A subagent's turn's items (newest first by default)", description: ITEMS_DESCRIPTION })
+  async listSubagentTurnItems(
+    @CurrentPrincipal() principal: Principal,
+    @Param('id') id: string,
+    @Param('subagentId') subagentId: string,
+    @Param('turnId') turnId: string,
+    @Query() q: OpenAiListQueryDto,
+  ) {
+    const { child } = await this.subagents.subagentOf(principal, id, subagentId);
+    await this.turnOf(principal, child.id, turnId);
+    return this.itemsList(principal, child.id, turnId, q);
+  }
+
+  @Get('agents/sessions/:id/subagents/:subagentId/items')
+  @ApiOperation({ summary: "A subagent's own items across its turns (newest first by default)", description: ITEMS_DESCRIPTION })
+  async listSubagentItems(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Param('subagentId') subagentId: string, @Query() q: OpenAiListQueryDto) {
+    const { child } = await this.subagents.subagentOf(principal, id, subagentId);
+    return this.itemsList(principal, child.id, undefined, q);
+  }
+
   // ---- helpers ------------------------------------------------------------------------------
+
+  /** What a session's stream says of subagents: its place in the tree and its subagents so far (up to 100, the newest events add theirs). */
+  private async projectionSubagents(principal: Principal, session: Readonly<SessionProps>): Promise<ProjectionSubagents> {
+    const root = session.parent ? await this.subagents.rootOf(principal, session) : session;
+    const children = await this.subagents.children(principal, session.id, 100);
+    const known = await Promise.all(children.map(async (c) => ({ subagent: await this.subagents.view(principal, c, session, root.id), runId: c.parent!.runId })));
+    return { rootSessionId: root.id, subagentId: session.parent ? session.id : null, sender: callingAgentIdOf(session), known };
+  }
 
   /** A page of the session's (or one turn's) items, read from the messages by keyset in the database. */
   private async itemsList(principal: Principal, sessionId: string, turnId: string | undefined, q: OpenAiListQueryDto) {
@@ -357,6 +446,7 @@ export class OpenAiAgentsController {
           return m && (turnId === undefined || m.runId === turnId) ? m : null;
         },
         messages: (after, limit) => this.history.page(principal, sessionId, { after, limit, order, runId: turnId }),
+        naming: async () => this.subagents.naming(principal, await this.inputs.session(principal, sessionId)),
       },
       q.after,
       q.limit ?? 20,

@@ -131,4 +131,26 @@ describe('input events', () => {
     expect(bad({ events: [{ type: 'agent.session.input.message', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'x' }] }] }] })).toBe('events[0].input[0].content[0].type');
     expect(bad({ events: [{ type: 'agent.session.input.tool_result', turn_id: 'run_1', call_id: 'c' }] })).toBe('events[0].success');
   });
+
+  it("subagents (CONTRACT 16): a subagent's stream names its turns' subagent_id; calls naming a subagent known from an earlier turn by name resolve to its id; closed carries what is known", () => {
+    const known = {
+      subagent: { id: 'sess_k', closed_at: null, instructions: [{ type: 'output_text' as const, text: 'task' }], name: 'k', object: 'agent.session.subagent' as const, opened_at: 1, parent_agent_id: 'sess_1', session_id: 'sess_root', status: 'active' as const },
+      runId: 'run_0',
+    };
+    const p = new AgentSessionProjection(SESSION, () => false, { rootSessionId: 'sess_root', subagentId: 'sess_1', sender: 'sess_1', known: [known] });
+    const out = events([
+      ['run.started', { status: 'running' }],
+      ['message.started', { message_id: 'msg_a', role: 'assistant' }],
+      ['message.completed', { message_id: 'msg_a', content: [{ type: 'tool_call', tool_call_id: 'call_1', tool_name: 'close_subagent', arguments: { subagent_id: 'k' } }] }],
+      ['tool.requested', { tool_call_id: 'call_1', tool_name: 'close_subagent', arguments: { subagent_id: 'k' }, risk: 'auto' }],
+      ['subagent.closed', { subagent_id: 'sess_k' }],
+      ['tool.completed', { tool_call_id: 'call_1', tool_name: 'close_subagent', result: { closed: true }, duration_ms: 1 }],
+    ]).flatMap((e) => p.apply(e));
+    expect((out[0] as any).turn.subagent_id).toBe('sess_1');
+    const done = out.filter((e) => e.type === 'agent.session.turn.item.done').map((e) => (e as any).item);
+    expect(done[done.length - 1]).toEqual({ id: 'fc_a_0', type: 'close_subagent_call', recipient_agent_id: 'sess_k', sender_agent_id: 'sess_1', status: 'completed', turn_id: 'run_1' });
+    expect(done.some((i: any) => i.type === 'function_call_output')).toBe(false);
+    const closed = out.find((e) => e.type === 'agent.session.subagent.closed') as any;
+    expect(closed.subagent).toMatchObject({ id: 'sess_k', name: 'k', instructions: [{ type: 'output_text', text: 'task' }], status: 'closed', closed_at: expect.any(Number), session_id: 'sess_root' });
+  });
 });

@@ -1,7 +1,11 @@
 import type { PublicRunEvent } from '../../events/domain/run-event';
 import {
   AgentSessionEvent,
+  isSubagentTool,
   jsonText,
+  OpenAiSubagent,
+  subagentItemOf,
+  SubagentNaming,
   OpenAiItem,
   OpenAiSession,
   OpenAiTokenUsage,
@@ -27,6 +31,25 @@ interface CallState {
   client: boolean;
   done: boolean;
   approvalId?: string;
+  /** A subagent tool's call (CONTRACT 16): its own item type, no output item. */
+  subagent: boolean;
+}
+
+/** A subagent this stream knows (its session's, or created while it runs), with the turn that created it. */
+export interface KnownSubagent {
+  subagent: OpenAiSubagent;
+  runId: string;
+}
+
+/** What the stream says about subagents (CONTRACT 16): who this session's calls come from, and its subagents so far. */
+export interface ProjectionSubagents {
+  /** The top-level session (a subagent's events name it as `session_id`). */
+  rootSessionId: string;
+  /** This session's subagent id when it is one (its turns' `subagent_id`), else null. */
+  subagentId: string | null;
+  /** The id of the agent this session's calls come from (`sender_agent_id`). */
+  sender: string;
+  known: KnownSubagent[];
 }
 
 interface TurnState {
@@ -44,7 +67,8 @@ interface TurnState {
  * Native session events -> the SDK's `agent.session.*` events (a pure fold: the same events
  * always give the same output, event ids included, so a replay is identical to what was sent).
  * One native event gives zero or more frames; `apply` returns them in the order the SDK's
- * `TurnState` and result collector expect: `turn.created` (`subagent_id: null`) and
+ * `TurnState` and result collector expect: `turn.created` (`subagent_id`: null, or the
+ * subagent's id on a subagent's own stream) and
  * `turn.in_progress` then `session.in_progress`; items added/done for assistant messages (text
  * deltas between), function calls and their outputs; `session.requires_action` with the
  * pending client calls (or approvals); the turn's terminal event, then `session.idle`.
@@ -52,16 +76,40 @@ interface TurnState {
  * listed as items. Item ids are those of the items lists (a message: its id; a function call:
  * `fc_<message ULID>_<part>`), except a function call output's: the event that reports it does
  * not name the tool message that stores it (`fco_<message ULID>_<part>` in lists), so the stream
- * names it `out_<call_id>`; `call_id` pairs it with its call in both.
+ * names it `out_<call_id>`; `call_id` pairs it with its call in both. Subagents (CONTRACT 16):
+ * a call of `create_subagent`, `send_subagent_input`, `wait_for_subagents` or `close_subagent`
+ * is an item of the SDK's own type (`create_subagent_call`, ...; no output item, as in the items
+ * lists), and native `subagent.created` / `subagent.closed` are `agent.session.subagent.created`
+ * / `.closed` with the SDK's `Subagent`.
  */
 export class AgentSessionProjection {
   private current: TurnState | null = null;
   private usage: OpenAiTokenUsage | null = null;
+  private readonly subagents: ProjectionSubagents;
+  private readonly known = new Map<string, KnownSubagent>();
 
   constructor(
     private readonly session: SessionSnapshot,
     private readonly isClientTool: (name: string) => boolean,
-  ) {}
+    subagents?: ProjectionSubagents,
+  ) {
+    this.subagents = subagents ?? { rootSessionId: session.id, subagentId: null, sender: String(session.agent.id ?? ''), known: [] };
+    for (const k of this.subagents.known) this.known.set(k.subagent.id, k);
+  }
+
+  /** Subagent arguments (ids or names) as subagent ids, from the subagents this stream knows. */
+  private naming(): SubagentNaming {
+    const known = [...this.known.values()];
+    return {
+      sender: this.subagents.sender,
+      resolve: (turnId, ref) => {
+        if (ref.startsWith('sess_')) return ref;
+        const named = known.filter((k) => k.subagent.name === ref);
+        return (named.find((k) => k.runId === turnId) ?? named[named.length - 1])?.subagent.id ?? ref;
+      },
+      createdBy: (turnId) => known.filter((k) => k.runId === turnId).map((k) => k.subagent.id),
+    };
+  }
 
   apply(e: PublicRunEvent): AgentSessionEvent[] {
     const out: AgentSessionEvent[] = [];
@@ -114,6 +162,8 @@ export class AgentSessionProjection {
           emit('agent.session.idle', { session: this.sessionObject('idle', [], at) });
           break;
         }
+        // Waiting for its subagents (CONTRACT 16), the turn is still working: nothing is asked of the client.
+        if (d.status === 'waiting_for_subagents') break;
         t.turn = { ...t.turn, status: 'waiting' };
         emit('agent.session.requires_action', { session: this.sessionObject('requires_action', this.requiredActions(), at) });
         break;
@@ -161,7 +211,15 @@ export class AgentSessionProjection {
       case 'tool.requested': {
         const callId = String(d.tool_call_id);
         const name = String(d.tool_name);
-        const c: CallState = { itemId: t.callItemIds.get(callId) ?? callId, name, arguments: jsonText(d.arguments), outputIndex: t.nextOutputIndex++, client: this.isClientTool(name), done: false };
+        const c: CallState = {
+          itemId: t.callItemIds.get(callId) ?? callId,
+          name,
+          arguments: jsonText(d.arguments),
+          outputIndex: t.nextOutputIndex++,
+          client: this.isClientTool(name),
+          done: false,
+          subagent: isSubagentTool(name),
+        };
         t.calls.set(callId, c);
         emit('agent.session.turn.item.added', { ...base, output_index: c.outputIndex, item: this.callItem(callId, c, 'in_progress') });
         break;
@@ -190,6 +248,7 @@ export class AgentSessionProjection {
         c.approvalId = undefined;
         const ok = e.type === 'tool.completed';
         emit('agent.session.turn.item.done', { ...base, output_index: c.outputIndex, item: this.callItem(callId, c, ok ? 'completed' : 'failed') });
+        if (c.subagent) break; // its result is the subagent's own turns, not an item
         const err = d.error as Data | undefined;
         const message = err ? (typeof err.message === 'string' ? err.message : JSON.stringify(err.message ?? null)) : null;
         const output: OpenAiItem = {
@@ -204,6 +263,37 @@ export class AgentSessionProjection {
         const index = t.nextOutputIndex++;
         emit('agent.session.turn.item.added', { ...base, output_index: index, item: output });
         emit('agent.session.turn.item.done', { ...base, output_index: index, item: output });
+        break;
+      }
+      case 'subagent.created': {
+        const call = t.calls.get(String(d.tool_call_id));
+        const args = call ? (safeJson(call.arguments) as Data | null) : null;
+        const task = typeof args?.instructions === 'string' ? args.instructions : null;
+        const subagent: OpenAiSubagent = {
+          id: String(d.subagent_id),
+          closed_at: null,
+          instructions: task === null ? null : [{ type: 'output_text', text: task }],
+          name: typeof d.name === 'string' ? d.name : null,
+          object: 'agent.session.subagent',
+          opened_at: at,
+          parent_agent_id: this.subagents.sender,
+          session_id: this.subagents.rootSessionId,
+          status: 'active',
+        };
+        this.known.set(subagent.id, { subagent, runId: t.turn.id });
+        emit('agent.session.subagent.created', { subagent });
+        break;
+      }
+      case 'subagent.closed': {
+        const id = String(d.subagent_id);
+        const k = this.known.get(id);
+        const subagent: OpenAiSubagent = {
+          ...(k?.subagent ?? { id, instructions: null, name: null, object: 'agent.session.subagent', opened_at: at, parent_agent_id: this.subagents.sender, session_id: this.subagents.rootSessionId }),
+          closed_at: at,
+          status: 'closed',
+        } as OpenAiSubagent;
+        this.known.set(id, { subagent, runId: k?.runId ?? t.turn.id });
+        emit('agent.session.subagent.closed', { subagent });
         break;
       }
       case 'usage': {
@@ -258,7 +348,7 @@ export class AgentSessionProjection {
         session_id: this.session.id,
         started_at: status === 'queued' ? null : at,
         status,
-        subagent_id: null,
+        subagent_id: this.subagents.subagentId,
         usage: null,
       },
       nextOutputIndex: 0,
@@ -292,6 +382,19 @@ export class AgentSessionProjection {
   }
 
   private callItem(callId: string, c: CallState, status: 'in_progress' | 'completed' | 'failed'): OpenAiItem {
+    const turnId = this.current!.turn.id;
+    if (c.subagent) {
+      const item = subagentItemOf(c.name, c.arguments, c.itemId, status, turnId, this.naming());
+      if (item) return item;
+    }
     return { id: c.itemId, type: 'function_call', call_id: callId, name: c.name, arguments: c.arguments, status, turn_id: this.current!.turn.id };
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
   }
 }

@@ -33,6 +33,15 @@ describe('parseInlineAgent (the SDK inline agent as our inline configuration)', 
     expect(parseInlineAgent({ model: 'scripted', instructions: null, tools: null, reasoning: null, text: null }, false)).toEqual({ model: 'scripted', tools: [] });
   });
 
+  it('multi_agent is the native subagents configuration (CONTRACT 16)', () => {
+    expect(parseInlineAgent({ model: 'scripted', multi_agent: { enabled: true } }, false)).toEqual({ model: 'scripted', tools: [], subagents: { enabled: true } });
+    expect(parseInlineAgent({ model: 'scripted', multi_agent: { enabled: true, max_concurrent_subagents: 3 } }, false).subagents).toEqual({ enabled: true, max_concurrent: 3 });
+    expect(parseInlineAgent({ model: 'scripted', multi_agent: { enabled: false, max_concurrent_subagents: 3 } }, false).subagents).toBeUndefined();
+    expect(problem({ model: 'scripted', multi_agent: { enabled: 1 } }).param).toBe('agent.multi_agent');
+    expect(problem({ model: 'scripted', multi_agent: { enabled: true, max_concurrent_subagents: 1.5 } }).param).toBe('agent.multi_agent.max_concurrent_subagents');
+    expect(problem({ model: 'scripted', multi_agent: { enabled: true, agents: [] } }).param).toBe('agent.multi_agent.agents');
+  });
+
   it('refuses what it cannot honour, naming the param', () => {
     expect(problem({ model: 'scripted' }, true).param).toBe('agent');
     expect(problem('scripted').param).toBe('agent');

@@ -5,6 +5,8 @@ export interface InlineAgentInput {
   model: string;
   instructions?: string;
   tools: Array<{ type: 'function'; name: string; description?: string; parameters: Record<string, unknown> }>;
+  /** `multi_agent` (CONTRACT 16): the native `subagents` (the four subagent tools; a subagent runs this same configuration). */
+  subagents?: { enabled: true; max_concurrent?: number };
 }
 
 type Obj = Record<string, unknown>;
@@ -19,8 +21,11 @@ const FUNCTION_FIELDS = ['type', 'name', 'description', 'parameters', 'async', '
  * configuration: `model`, `instructions` and `function` tools (executed by the client: the
  * turn waits for a `tool_result` answering each call). Anything this server cannot honour is a
  * 400 naming the parameter, never silently ignored; settings equal to what the session reports
- * back (`service_tier: "default"`, `text.format: {type: "text"}`, `multi_agent.enabled: false`,
- * null reasoning) are accepted. The checks of the values themselves (a known model, a name, a
+ * back (`service_tier: "default"`, `text.format: {type: "text"}`, null reasoning) are accepted.
+ * `multi_agent: {enabled: true, max_concurrent_subagents?}` is the native `subagents: {enabled: true,
+ * max_concurrent?}` (CONTRACT 16: the tools create_subagent, send_subagent_input,
+ * wait_for_subagents, close_subagent; a subagent runs this same inline configuration);
+ * `{enabled: false}` is no subagents. The checks of the values themselves (a known model, a name, a
  * compilable JSON Schema) are the native configuration's.
  */
 export function parseInlineAgent(raw: unknown, withAgentId: boolean): InlineAgentInput {
@@ -53,10 +58,19 @@ export function parseInlineAgent(raw: unknown, withAgentId: boolean): InlineAgen
       (absent(text.verbosity) || text.verbosity === 'medium');
     if (!plain) throw new InputProblem('agent.text is not supported by this server: only plain text output ({"format": {"type": "text"}})', 'agent.text');
   }
+  let subagents: InlineAgentInput['subagents'];
   if (!absent(raw.multi_agent)) {
-    if (!isObj(raw.multi_agent) || raw.multi_agent.enabled !== false || Object.keys(raw.multi_agent).length > 1) {
-      throw new InputProblem('agent.multi_agent: subagents are not supported by this server; omit it or pass {"enabled": false}', 'agent.multi_agent');
+    const m = raw.multi_agent;
+    if (!isObj(m) || typeof m.enabled !== 'boolean') throw new InputProblem('agent.multi_agent must be {"enabled": true|false, "max_concurrent_subagents"?: n}', 'agent.multi_agent');
+    for (const k of Object.keys(m)) {
+      if (k !== 'enabled' && k !== 'max_concurrent_subagents') throw new InputProblem(`agent.multi_agent.${k} is not a field of multi_agent`, `agent.multi_agent.${k}`);
     }
+    const max = m.max_concurrent_subagents;
+    // The bound (1..32) is the native configuration's; its field error is renamed to this param.
+    if (!absent(max) && (typeof max !== 'number' || !Number.isInteger(max))) {
+      throw new InputProblem('agent.multi_agent.max_concurrent_subagents must be an integer', 'agent.multi_agent.max_concurrent_subagents');
+    }
+    if (m.enabled) subagents = { enabled: true, ...(typeof max === 'number' ? { max_concurrent: max } : {}) };
   }
   if (raw.compaction !== undefined) throw new InputProblem('agent.compaction is not supported by this server: omit it', 'agent.compaction');
   if (raw.experimental !== undefined && !(isObj(raw.experimental) && Object.keys(raw.experimental).length === 0)) {
@@ -85,5 +99,5 @@ export function parseInlineAgent(raw: unknown, withAgentId: boolean): InlineAgen
       tools.push({ type: 'function', name: t.name, ...(typeof t.description === 'string' ? { description: t.description } : {}), parameters: t.parameters });
     });
   }
-  return { model: raw.model, ...(typeof raw.instructions === 'string' ? { instructions: raw.instructions } : {}), tools };
+  return { model: raw.model, ...(typeof raw.instructions === 'string' ? { instructions: raw.instructions } : {}), tools, ...(subagents ? { subagents } : {}) };
 }

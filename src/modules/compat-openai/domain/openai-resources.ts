@@ -6,7 +6,59 @@ import type { MessageProps } from '../../sessions/domain/message';
 import type { SessionProps } from '../../sessions/domain/session.aggregate';
 import type { RunProps } from '../../runs/domain/run.aggregate';
 import { InputProblem } from './input-events';
-import { jsonText, OpenAiItem, OpenAiSession, OpenAiTurn, RequiredAction, SessionSnapshot, toTokenUsage, turnErrorOf, turnStatusOf, unixSeconds } from './openai-shapes';
+import {
+  isSubagentTool,
+  jsonText,
+  OpenAiItem,
+  OpenAiMultiAgent,
+  OpenAiSession,
+  OpenAiSubagent,
+  OpenAiTurn,
+  RequiredAction,
+  SessionSnapshot,
+  SubagentNaming,
+  subagentItemOf,
+  toTokenUsage,
+  turnErrorOf,
+  turnStatusOf,
+  unixSeconds,
+} from './openai-shapes';
+
+/** `multi_agent` of an agent version: its pinned subagent tools (CONTRACT 16), if any. */
+export function multiAgentOf(tools: readonly ToolDefinition[]): OpenAiMultiAgent {
+  for (const t of tools as ReadonlyArray<ToolDefinition & { binding?: { kind?: string; max_concurrent?: number } }>) {
+    if (t.binding?.kind === 'subagents') return { enabled: true, max_concurrent_subagents: t.binding.max_concurrent ?? null };
+  }
+  return { enabled: false, max_concurrent_subagents: null };
+}
+
+/**
+ * The id of the agent a session's calls come from on this surface: a subagent is named by its
+ * own id (its child session's, as `subagents.list` shows it), a top-level session by its agent's.
+ */
+export function callingAgentIdOf(s: Pick<SessionProps, 'id' | 'agent' | 'parent'>): string {
+  return s.parent ? s.id : s.agent.id;
+}
+
+/**
+ * A child session (CONTRACT 16) as the SDK's `Subagent`: `session_id` is the top-level session
+ * whose subagents it is (nested ones included), `parent_agent_id` the agent that created it,
+ * `instructions` its first message (its task), `closed_at` when `close_subagent` closed it.
+ */
+export function toOpenAiSubagent(child: Readonly<SessionProps>, parent: Pick<SessionProps, 'id' | 'agent' | 'parent'>, rootSessionId: string, task: string | null): OpenAiSubagent {
+  const closed = child.parent?.status === 'closed';
+  return {
+    id: child.id,
+    closed_at: closed ? unixSeconds(child.updatedAt) : null,
+    instructions: task === null ? null : [{ type: 'output_text', text: task }],
+    name: child.parent?.name ?? null,
+    object: 'agent.session.subagent',
+    opened_at: unixSeconds(child.createdAt)!,
+    parent_agent_id: callingAgentIdOf(parent),
+    session_id: rootSessionId,
+    status: closed ? 'closed' : 'active',
+  };
+}
 
 /** Our agent in OpenAI's `Agent` shape (tools: its client and server tools as function tools). */
 export function toOpenAiAgent(definition: ResolvedAgent) {
@@ -21,7 +73,7 @@ export function toOpenAiAgent(definition: ResolvedAgent) {
     instructions: definition.instructions,
     metadata: { version: definition.version, description: definition.description },
     model: definition.model,
-    multi_agent: { enabled: false },
+    multi_agent: multiAgentOf(tools),
     reasoning: { effort: null, summary: null },
     service_tier: 'default' as const,
     text: { format: { type: 'text' } },
@@ -37,7 +89,7 @@ export function sessionAgentOf(s: Readonly<SessionProps>, instructions: string |
     name: s.agent.id.startsWith('inline_') ? null : s.agent.id,
     instructions,
     model: s.agent.model,
-    multi_agent: { enabled: false },
+    multi_agent: multiAgentOf(tools),
     reasoning: { effort: null, summary: null },
     service_tier: 'default' as const,
     text: { format: { type: 'text' } },
@@ -93,7 +145,7 @@ export function toOpenAiTurn(r: Readonly<RunProps>): OpenAiTurn {
     session_id: r.sessionId,
     started_at: unixSeconds(r.startedAt),
     status: turnStatusOf(r.status),
-    subagent_id: null,
+    subagent_id: r.state.parent?.subagent_id ?? null,
     usage: toTokenUsage(r.usage),
   };
 }
@@ -132,7 +184,7 @@ export function itemPosition(id: string): { messageId: string; part: number; kin
  * the message item is the message id; a function call is `fc_<message ULID>_<part>` and an output
  * `fco_<message ULID>_<part>`, `part` being the index of the content part that holds it.
  */
-export function placedItemsOfMessage(m: Readonly<MessageProps>): PlacedItem[] {
+export function placedItemsOfMessage(m: Readonly<MessageProps>, naming?: SubagentNaming): PlacedItem[] {
   const turnId = m.runId ?? '';
   const texts = m.content.filter((p): p is Extract<ContentPart, { type: 'text' }> => p.type === 'text').map((p) => p.text);
   const items: PlacedItem[] = [];
@@ -149,6 +201,12 @@ export function placedItemsOfMessage(m: Readonly<MessageProps>): PlacedItem[] {
     }
     m.content.forEach((c, part) => {
       if (c.type !== 'tool_call') return;
+      // A subagent tool's call is its own item type (CONTRACT 16), same id and position.
+      const sub = naming ? subagentItemOf(c.tool_name, c.arguments, partItemId('fc', m.id, part), 'completed', turnId, naming) : null;
+      if (sub) {
+        items.push({ part, item: sub });
+        return;
+      }
       items.push({
         part,
         item: { id: partItemId('fc', m.id, part), type: 'function_call', call_id: c.tool_call_id, name: c.tool_name, arguments: jsonText(c.arguments), status: 'completed', turn_id: turnId },
@@ -157,6 +215,8 @@ export function placedItemsOfMessage(m: Readonly<MessageProps>): PlacedItem[] {
   } else if (m.role === 'tool') {
     m.content.forEach((p, part) => {
       if (p.type !== 'tool_result') return;
+      // A subagent tool's result is not an item: the subagent's own turns and items are.
+      if (naming && isSubagentTool(p.tool_name)) return;
       items.push({
         part,
         item: {
@@ -180,6 +240,13 @@ export interface ItemSource {
   message(id: string): Promise<Readonly<MessageProps> | null>;
   /** The list's messages after the message `after` (none: from the start), in the list's order, at most `limit`. */
   messages(after: string | undefined, limit: number): Promise<{ items: Readonly<MessageProps>[]; hasMore: boolean }>;
+  /** How subagent items name agents (read once, only for a page that has any). */
+  naming?(): Promise<SubagentNaming>;
+}
+
+/** Whether a message holds a call or result of a subagent tool (its items need the naming). */
+function hasSubagentParts(m: Readonly<MessageProps>): boolean {
+  return m.content.some((p) => (p.type === 'tool_call' || p.type === 'tool_result') && isSubagentTool(p.tool_name));
 }
 
 /**
@@ -190,23 +257,28 @@ export interface ItemSource {
  * that is no item of this list is 400 (`param: after`).
  */
 export async function itemsPage(source: ItemSource, after: string | undefined, limit: number, order: 'asc' | 'desc'): Promise<{ data: OpenAiItem[]; has_more: boolean }> {
-  const inOrder = (m: Readonly<MessageProps>) => (order === 'asc' ? placedItemsOfMessage(m) : placedItemsOfMessage(m).reverse());
+  let naming: SubagentNaming | undefined;
+  const place = async (m: Readonly<MessageProps>) => {
+    if (!naming && source.naming && hasSubagentParts(m)) naming = await source.naming();
+    return placedItemsOfMessage(m, naming && hasSubagentParts(m) ? naming : undefined);
+  };
+  const inOrder = async (m: Readonly<MessageProps>) => (order === 'asc' ? await place(m) : (await place(m)).reverse());
   const out: OpenAiItem[] = [];
   let from: string | undefined;
   if (after !== undefined) {
     const at = itemPosition(after);
     const m = at ? await source.message(at.messageId) : null;
-    const placed = m ? placedItemsOfMessage(m) : [];
+    const placed = m ? await place(m) : [];
     // The message id stays a position even when the message shows no message item (a tool-calling turn without text).
     if (!m || !at || (at.kind !== 'message' && !placed.some((p) => p.item.id === after))) {
       throw new InputProblem(`after: no item "${after}" in this list`, 'after');
     }
-    out.push(...inOrder(m).filter((p) => (order === 'asc' ? p.part > at.part : p.part < at.part)).map((p) => p.item));
+    out.push(...(await inOrder(m)).filter((p) => (order === 'asc' ? p.part > at.part : p.part < at.part)).map((p) => p.item));
     from = m.id;
   }
   while (out.length <= limit) {
     const page = await source.messages(from, limit + 1 - out.length);
-    for (const m of page.items) out.push(...inOrder(m).map((p) => p.item));
+    for (const m of page.items) out.push(...(await inOrder(m)).map((p) => p.item));
     if (!page.hasMore || page.items.length === 0) break;
     from = page.items[page.items.length - 1].id;
   }

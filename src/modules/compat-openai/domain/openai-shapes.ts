@@ -26,7 +26,8 @@ export interface OpenAiTurn {
   session_id: string;
   started_at: number | null;
   status: TurnStatus;
-  subagent_id: null;
+  /** The subagent (child session, CONTRACT 16) whose turn this is; null for a top-level session's. */
+  subagent_id: string | null;
   usage: OpenAiTokenUsage | null;
 }
 
@@ -75,7 +76,91 @@ export type OpenAiItem =
       error: string | null;
       status: 'completed' | 'failed';
       turn_id: string;
-    };
+    }
+  | OpenAiSubagentItem;
+
+/** `Agent.multi_agent` (the SDK's `MultiAgentConfig`): our `subagents` (CONTRACT 16). */
+export interface OpenAiMultiAgent {
+  enabled: boolean;
+  max_concurrent_subagents: number | null;
+}
+
+/** The SDK's `Subagent`: a child session of ours (CONTRACT 16). */
+export interface OpenAiSubagent {
+  id: string;
+  closed_at: number | null;
+  instructions: Array<{ type: 'output_text'; text: string }> | null;
+  name: string | null;
+  object: 'agent.session.subagent';
+  opened_at: number;
+  parent_agent_id: string;
+  session_id: string;
+  status: 'active' | 'closed';
+}
+
+/** The SDK's items of the four subagent tools (they stand for the call; their results are the subagents' own turns). */
+export type OpenAiSubagentItem =
+  | { id: string; type: 'create_subagent_call'; agent_id: string; content: Array<{ type: 'output_text'; text: string }>; model: string | null; reasoning_effort: string | null; status: ItemCallStatus; turn_id: string }
+  | { id: string; type: 'send_subagent_input_call'; content: Array<{ type: 'output_text'; text: string }>; recipient_agent_id: string; sender_agent_id: string; status: ItemCallStatus; turn_id: string }
+  | { id: string; type: 'wait_for_subagents_call'; recipient_agent_ids: string[]; sender_agent_id: string; status: ItemCallStatus; turn_id: string }
+  | { id: string; type: 'close_subagent_call'; recipient_agent_id: string; sender_agent_id: string; status: ItemCallStatus; turn_id: string };
+
+export type ItemCallStatus = 'in_progress' | 'completed' | 'failed' | 'incomplete';
+
+/** The tools (CONTRACT 16) whose calls are subagent items on this surface. */
+export const SUBAGENT_TOOLS = ['create_subagent', 'send_subagent_input', 'wait_for_subagents', 'close_subagent'] as const;
+export type SubagentTool = (typeof SUBAGENT_TOOLS)[number];
+export const isSubagentTool = (name: string): name is SubagentTool => (SUBAGENT_TOOLS as readonly string[]).includes(name);
+
+/**
+ * What naming the agents of subagent items takes: the calling agent's id (`sender_agent_id`,
+ * `agent_id`) and a subagent argument (an id, or the name `create_subagent` gave it) as the
+ * subagent's id; `wait_for_subagents` without `subagent_ids` names every subagent its turn created.
+ */
+export interface SubagentNaming {
+  sender: string;
+  resolve(turnId: string, ref: string): string;
+  createdBy(turnId: string): string[];
+}
+
+/**
+ * A call of a subagent tool as its item (`id`: the item id the call has anywhere else, `status`:
+ * the call's), or null for any other tool.
+ */
+export function subagentItemOf(name: string, args: unknown, id: string, status: ItemCallStatus, turnId: string, naming: SubagentNaming): OpenAiSubagentItem | null {
+  if (!isSubagentTool(name)) return null;
+  const a = (typeof args === 'string' ? safeJson(args) : args) as Record<string, unknown> | null;
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  const sender = naming.sender;
+  switch (name) {
+    case 'create_subagent':
+      return { id, type: 'create_subagent_call', agent_id: sender, content: [{ type: 'output_text', text: str(a?.instructions) }], model: null, reasoning_effort: null, status, turn_id: turnId };
+    case 'send_subagent_input':
+      return {
+        id,
+        type: 'send_subagent_input_call',
+        content: [{ type: 'output_text', text: str(a?.input) }],
+        recipient_agent_id: naming.resolve(turnId, str(a?.subagent_id)),
+        sender_agent_id: sender,
+        status,
+        turn_id: turnId,
+      };
+    case 'wait_for_subagents': {
+      const ids = Array.isArray(a?.subagent_ids) ? (a!.subagent_ids as unknown[]).map((x) => naming.resolve(turnId, str(x))) : naming.createdBy(turnId);
+      return { id, type: 'wait_for_subagents_call', recipient_agent_ids: ids, sender_agent_id: sender, status, turn_id: turnId };
+    }
+    case 'close_subagent':
+      return { id, type: 'close_subagent_call', recipient_agent_id: naming.resolve(turnId, str(a?.subagent_id)), sender_agent_id: sender, status, turn_id: turnId };
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
 
 /** One `agent.session.*` event (SSE `data:`). */
 export type AgentSessionEvent = Json & { event_id: string; type: string };
@@ -114,6 +199,7 @@ export function turnStatusOf(status: string): TurnStatus {
       return 'queued';
     case 'running':
     case 'cancelling':
+    case 'waiting_for_subagents': // its subagents work: no external input is awaited
       return 'in_progress';
     case 'waiting_for_approval':
     case 'waiting_for_tool':
@@ -121,7 +207,6 @@ export function turnStatusOf(status: string): TurnStatus {
     case 'waiting_for_callback':
     case 'waiting_for_timer':
     case 'waiting_for_quota':
-    case 'waiting_for_subagents':
       return 'waiting';
     case 'completed':
       return 'completed';
