@@ -129,6 +129,29 @@ describe('multi-agent: approvals inside subagents and the recoverable cancel cas
     }
   }, 180_000);
 
+  it('children that end before their parent committed their start (8 parents at once, 4 fast children each): none is lost, none is outcome_unknown', async () => {
+    // desk allows 4 at once: 4 creates in one turn, each child answering at once; 8 such parents
+    // at once make the children's ends race their parents' commits (the commit of a child's start
+    // conflicts with their ends, again and again; an end may come before its parent knows the child).
+    const creates = [1, 2, 3, 4].map((i) => ({ name: 'create_subagent', arguments: { name: `f${i}`, instructions: script([{ text: `fast-${i}` }]) } }));
+    const parentScript = script([{ tool_calls: creates }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'got {{last_tool_result}}' }]);
+    const started = await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        const sid = await createSession(t, member, { agent_id: 'desk' });
+        return { sid, run: (await startRun(t, member, sid, { input: userInput(parentScript) })).body.run_id as string };
+      }),
+    );
+    for (const { sid, run } of started) {
+      const parent = await waitForRun(t, member, run, isTerminal, 60_000);
+      expect(parent.status).toBe('completed');
+      const events = await runEvents(t, member, parent.id);
+      expect(events.filter((e) => e.type === 'tool.failed')).toEqual([]);
+      expect(events.filter((e) => e.type === 'subagent.created')).toHaveLength(4);
+      const final = (await t.call(member, 'GET', `/v1/sessions/${sid}/messages/${parent.final_message_id}`)).body.content[0].text;
+      for (const i of [1, 2, 3, 4]) expect(final).toContain(`fast-${i}`);
+    }
+  }, 180_000);
+
   it("a parent's cancel whose cascade signal is lost (as by a crash right after its commit) still cancels its children (recovery sweep)", async () => {
     const signals = t.app.get(RunSignals);
     const cascade = signals.subagentRunsToCancel.bind(signals);

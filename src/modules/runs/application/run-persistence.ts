@@ -143,6 +143,7 @@ export class RunPersistence {
     // Subagents (CONTRACT 16): what the commit decided for parent and children, carried out after it.
     const cancels = run.unsavedSubagentCancels.length > 0 ? [...run.unsavedSubagentCancels] : null;
     const closes = run.unsavedSubagentCloses.length > 0 ? [...run.unsavedSubagentCloses] : null;
+    const childStarts = run.unsavedSubagentStarts.length > 0 ? run.unsavedSubagentStarts.map((c) => ({ ...c })) : null;
     const parentRef = run.propsForPersistence().state.parent;
     const parent = finishes ? parentRef : undefined;
     // Approvals asked in this run (or shown on it from a subagent below): its parent shows them too.
@@ -151,6 +152,7 @@ export class RunPersistence {
     if (starts || finishes) this.reportCommitted(run, starts, finishes);
     if (cancels) this.uow.afterCommit(() => this.signals.subagentRunsToCancel(cancels, `run:${run.id}`));
     if (closes) this.uow.afterCommit(() => this.signals.subagentsClosed(run.owner.tenantId, closes));
+    if (childStarts) this.uow.afterCommit(() => this.signals.subagentRunsStarted(run.id, childStarts));
     if (parent) this.uow.afterCommit(() => this.signals.subagentRunEnded({ id: run.id, parent: { ...parent } }));
     if (parentRef) for (const a of approvals) this.uow.afterCommit(() => this.signals.subagentApprovalRequested({ ...parentRef }, a));
   }

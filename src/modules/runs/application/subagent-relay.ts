@@ -48,6 +48,11 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
           .catch((err) => this.logger.warn(`approval ${approval.approval_id} of subagent ${parent.subagent_id}: ${(err as Error).message}`)),
       ),
     );
+    this.stops.push(
+      this.signals.onSubagentRunsStarted((parentRunId, started) => {
+        for (const c of started) void this.catchUp(parentRunId, c).catch((err) => this.logger.warn(`subagent run ${c.run_id}: ${(err as Error).message}`));
+      }),
+    );
     this.stops.push(this.signals.onSubagentRunsToCancel((ids, by) => void this.cancel(ids, by)));
     this.stops.push(
       this.signals.onSubagentsClosed((tenantId, ids) => {
@@ -117,6 +122,17 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
       await this.reportEnd(c.run_id, { run_id: parentRunId, subagent_id: c.id });
       await this.reportApprovals(c.run_id, { run_id: parentRunId, subagent_id: c.id }, c.approvals ?? []);
     }
+  }
+
+  /**
+   * The parent committed that it started this subagent run: a child that ended or asked for an
+   * approval before that commit found a parent that did not know it (its report decided nothing),
+   * so what it did is reported now. Whichever commit comes second sees the other.
+   */
+  private async catchUp(parentRunId: string, c: { subagent_id: string; run_id: string }): Promise<void> {
+    const parent = { run_id: parentRunId, subagent_id: c.subagent_id };
+    await this.reportApprovals(c.run_id, parent, []);
+    await this.reportEnd(c.run_id, parent);
   }
 
   /** The approvals a subagent's run waits for that its parent was not shown (the report is an after-commit signal too). */
