@@ -8,8 +8,8 @@
  * `--profile` starts the server with `--cpu-prof` (profiles in bench/profiles/, see bench/profile-top.ts);
  * `--server <main.js>` benchmarks another build (A/B); `--env K=V` adds server environment.
  * `--webhook`: one webhook endpoint of the bench tenant, subscribed to every event type, with a
- * verifying receiver on loopback in this process (B1 A/B with webhooks on). B6 and B8 are not in
- * the default set (`--only B6`, `--only B8`). `--model openai_compatible`: B1/B1W's runs call an OpenAI-compatible
+ * verifying receiver on loopback in this process (B1 A/B with webhooks on). B6, B7 and B8 are not in
+ * the default set (`--only B6`, `--only B7`, `--only B8`). `--model openai_compatible`: B1/B1W's runs call an OpenAI-compatible
  * fake server on loopback in this process (a tool call, then B1's 50-chunk answer) through the AI
  * SDK instead of the scripted model (`MODELS_FILE` written here). `--metrics`: the server's /metrics
  * text after each benchmark, saved under bench/results/ (pool waits, deadlock retries, latencies).
@@ -25,8 +25,9 @@ import { answer, b1, b1w, b2, b3, b4, b5, BenchResult, Ctx } from './scenarios';
 import { startFakeOpenAi } from './lib/fake-openai-server';
 import { b6, subscribe } from './webhooks';
 import { b8 } from './timers';
+import { b7 } from './subagents';
 
-const BENCHES = { B1: b1, B1W: b1w, B2: b2, B3: b3, B4: b4, B5: b5, B6: b6, B8: b8 } as const;
+const BENCHES = { B1: b1, B1W: b1w, B2: b2, B3: b3, B4: b4, B5: b5, B6: b6, B7: b7, B8: b8 } as const;
 type BenchName = keyof typeof BENCHES;
 
 const KEY = 'bench-admin-key-0001';

@@ -25,6 +25,7 @@ import { InputReceipts1764498711000 } from './1764498711000-input-receipts';
 import { RunPauses1764498720000 } from './1764498720000-run-pauses';
 import { Automations1764498730000 } from './1764498730000-automations';
 import { Subagents1764498740000 } from './1764498740000-subagents';
+import { SubagentApprovals1764498770000 } from './1764498770000-subagent-approvals';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   RunPauses1764498720000,
   Automations1764498730000,
   Subagents1764498740000,
+  SubagentApprovals1764498770000,
 ];

@@ -29,6 +29,11 @@ const CONTRACT_EVENTS: Record<string, string[]> = {
   usage: ['input_tokens', 'output_tokens', 'cached_input_tokens', 'reasoning_tokens', 'estimated_cost', 'model_calls', 'tool_calls'],
   'run.finished': ['status', 'final_message_id', 'termination_reason', 'error', 'usage'],
 };
+/** Fields that only some events of a type carry (documented, not required). */
+const OPTIONAL_FIELDS: Record<string, string[]> = {
+  // Only on a parent's stream, for an approval inside a subagent (CONTRACT 16).
+  'approval.requested': ['run_id', 'subagent_id'],
+};
 
 /** Object schemas with listed properties get `additionalProperties: false`: an undocumented field fails. */
 function strict(node: any): any {
@@ -79,7 +84,7 @@ describe('OpenAPI: event and content-part schemas match what the service sends',
       expect({ type, enum: event.properties.type.enum }).toEqual({ type, enum: [type] });
       let data = event.properties.data;
       while (data.$ref) data = doc.components.schemas[data.$ref.split('/').pop()];
-      expect({ type, fields: Object.keys(data.properties).sort() }).toEqual({ type, fields: [...fields].sort() });
+      expect({ type, fields: Object.keys(data.properties).sort() }).toEqual({ type, fields: [...fields, ...(OPTIONAL_FIELDS[type] ?? [])].sort() });
       expect({ type, required: [...data.required].sort() }).toEqual({ type, required: [...fields].sort() });
     }
     const parts = doc.components.schemas.ContentPart;

@@ -965,7 +965,7 @@ export interface paths {
         };
         /**
          * List a run's approvals
-         * @description Oldest first by default.
+         * @description Oldest first by default. Also lists the approvals asked inside the run's subagents (CONTRACT 16: the child sessions it created and theirs; each approval's `run_id` names the run that asked), as far as the caller may see them (a member: their own children); each is decided through this route or its own run's.
          */
         get: operations["Approvals_list"];
         put?: never;
@@ -987,7 +987,7 @@ export interface paths {
         put?: never;
         /**
          * Approve or reject a tool call
-         * @description Approve: the run resumes from its saved state (no new user message, step count kept) and executes the tool exactly once. Reject: the tool is not executed; the model gets the rejection as the tool result and continues. The same decision again answers 200 unchanged; a different one is 409 `approval_already_decided`; a run that is no longer waiting is 409 `approval_not_pending`. Of concurrent deciders exactly one wins.
+         * @description Approve: the run resumes from its saved state (no new user message, step count kept) and executes the tool exactly once. Reject: the tool is not executed; the model gets the rejection as the tool result and continues. The same decision again answers 200 unchanged; a different one is 409 `approval_already_decided`; a run that is no longer waiting is 409 `approval_not_pending`. Of concurrent deciders exactly one wins. An approval asked inside one of the run's subagents (listed by this run's route) is decided here too: its own run resumes.
          */
         post: operations["Approvals_decide"];
         delete?: never;
@@ -1787,6 +1787,16 @@ export interface components {
              * @enum {string}
              */
             risk: "auto" | "suggest" | "approve";
+            /**
+             * @description Only on a parent's stream (CONTRACT 16): the subagent's run that asked; decide it through either run's approvals route.
+             * @example run_01JD2Z4Q8M3K7P6W9X0Y1Z2A3D
+             */
+            run_id?: string;
+            /**
+             * @description Only on a parent's stream: the subagent (child session) it was asked in, directly or below it.
+             * @example sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C
+             */
+            subagent_id?: string;
             /**
              * @description The tool call (`call_...`).
              * @example call_01JD2Z4Q8M3K7P6W9X0Y1Z2A3F

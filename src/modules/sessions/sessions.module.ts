@@ -14,6 +14,7 @@ import { UpdateSessionHandler } from './application/commands/update-session/upda
 import { GetSessionHandler } from './application/queries/get-session/get-session.handler';
 import { CloseSubagentHandler } from './application/commands/close-subagent/close-subagent.handler';
 import { ListSubagentsHandler } from './application/queries/list-subagents/list-subagents.handler';
+import { SubagentSessionIdsHandler } from './application/queries/subagent-session-ids/subagent-session-ids.handler';
 import { GetSessionOwnerHandler } from './application/queries/get-session-owner/get-session-owner.handler';
 import { ListSessionsHandler } from './application/queries/list-sessions/list-sessions.handler';
 import { SessionWorkStatusHandler } from './application/queries/session-work-status/session-work-status.handler';
@@ -40,6 +41,7 @@ import { SessionTtlSweeper } from './application/ttl/session-ttl.sweeper';
     DeleteSessionHandler,
     GetSessionHandler,
     ListSubagentsHandler,
+    SubagentSessionIdsHandler,
     CloseSubagentHandler,
     GetSessionOwnerHandler,
     ListSessionsHandler,

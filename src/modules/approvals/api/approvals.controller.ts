@@ -31,7 +31,12 @@ export class ApprovalsController {
   }
 
   @Get()
-  @ApiOperation({ summary: "List a run's approvals", description: 'Oldest first by default.' })
+  @ApiOperation({
+    summary: "List a run's approvals",
+    description:
+      "Oldest first by default. Also lists the approvals asked inside the run's subagents (CONTRACT 16: the child sessions it created and theirs; each approval's `run_id` names the run that asked), " +
+      'as far as the caller may see them (a member: their own children); each is decided through this route or its own run\'s.',
+  })
   @ApiOkResponse({ type: ApprovalListResponseDto })
   @ApiErrors('run_not_found', 'invalid_cursor', 'invalid_request')
   async list(@CurrentPrincipal() principal: Principal, @Param('id') runId: string, @Query() q: ListQueryDto): Promise<ApprovalListResponseDto> {
@@ -49,7 +54,8 @@ export class ApprovalsController {
       'Approve: the run resumes from its saved state (no new user message, step count kept) and executes the tool exactly once. ' +
       'Reject: the tool is not executed; the model gets the rejection as the tool result and continues. ' +
       'The same decision again answers 200 unchanged; a different one is 409 `approval_already_decided`; a run that is no longer waiting is 409 `approval_not_pending`. ' +
-      'Of concurrent deciders exactly one wins.',
+      'Of concurrent deciders exactly one wins. ' +
+      "An approval asked inside one of the run's subagents (listed by this run's route) is decided here too: its own run resumes.",
   })
   @ApiIdempotencyKey(false)
   @ApiJsonBody(DecideApprovalRequestDto, {

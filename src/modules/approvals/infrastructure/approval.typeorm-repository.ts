@@ -76,19 +76,20 @@ export class ApprovalTypeormRepository extends ApprovalRepository {
     return rows[0] ? toDomain(rows[0]) : null;
   }
 
-  async listByRun(runId: string, page: { after?: string; limit: number; order: 'asc' | 'desc' }) {
+  async listByRun(runId: string, alsoSessions: readonly string[], page: { after?: string; limit: number; order: 'asc' | 'desc' }) {
+    const scope = `(run_id = $1 OR session_id = ANY($2::text[]))`;
     let cursor: Row | null = null;
     if (page.after !== undefined) {
-      const rows = await queryRows<Row>(this.uow.manager, `SELECT * FROM approvals WHERE id = $1 AND run_id = $2`, [page.after, runId]);
+      const rows = await queryRows<Row>(this.uow.manager, `SELECT * FROM approvals WHERE id = $3 AND ${scope}`, [runId, [...alsoSessions], page.after]);
       if (!rows[0]) throw invalidCursor(page.after);
       cursor = rows[0];
     }
     const asc = page.order === 'asc';
     const rows = await queryRows<Row>(
       this.uow.manager,
-      `SELECT * FROM approvals WHERE run_id = $1 AND ($2::timestamptz IS NULL OR (created_at, id) ${asc ? '>' : '<'} ($2, $3))
-        ORDER BY created_at ${asc ? 'ASC' : 'DESC'}, id ${asc ? 'ASC' : 'DESC'} LIMIT $4`,
-      [runId, cursor?.created_at ?? null, cursor?.id ?? '', page.limit + 1],
+      `SELECT * FROM approvals WHERE ${scope} AND ($3::timestamptz IS NULL OR (created_at, id) ${asc ? '>' : '<'} ($3, $4))
+        ORDER BY created_at ${asc ? 'ASC' : 'DESC'}, id ${asc ? 'ASC' : 'DESC'} LIMIT $5`,
+      [runId, [...alsoSessions], cursor?.created_at ?? null, cursor?.id ?? '', page.limit + 1],
     );
     return { items: rows.slice(0, page.limit).map(toDomain), hasMore: rows.length > page.limit };
   }

@@ -6,7 +6,7 @@ import { MessageRepository } from '../../sessions/domain/message.repository';
 import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ApprovalsPort } from './approvals-port';
 import { Run, SteeredInput } from '../domain/run.aggregate';
-import { decide, DecideEnv, FollowUpRun } from '../domain/run-decider';
+import { decide, DecideEnv, FollowUpRun, SubagentApproval } from '../domain/run-decider';
 import { AppConfig } from '../../../common/config/app-config';
 import { newId } from '../../../common/ids/ids';
 import { RunRepository } from '../domain/run.repository';
@@ -27,6 +27,25 @@ export class LeftoversArrived extends Error {
   constructor(readonly inputs: SteeredInput[]) {
     super('input arrived as the run was ending');
   }
+}
+
+/** The `approval.requested` events of a run's unsaved changes, as its parent is told of them (CONTRACT 16). */
+function approvalsToRelay(run: Run): SubagentApproval[] {
+  return run.unsavedEvents.flatMap((e) => {
+    if (e.type !== 'approval.requested') return [];
+    const d = e.data as Record<string, unknown>;
+    return [
+      {
+        approval_id: String(d.approval_id),
+        run_id: typeof d.run_id === 'string' ? d.run_id : run.id,
+        tool_call_id: String(d.tool_call_id),
+        tool_name: String(d.tool_name),
+        arguments: d.arguments,
+        risk: String(d.risk),
+        expires_at: Date.parse(String(d.expires_at)),
+      },
+    ];
+  });
 }
 
 /** A rule over an ended run reads neither the clock nor tools and makes no ids. */
@@ -124,12 +143,18 @@ export class RunPersistence {
     // Subagents (CONTRACT 16): what the commit decided for parent and children, carried out after it.
     const cancels = run.unsavedSubagentCancels.length > 0 ? [...run.unsavedSubagentCancels] : null;
     const closes = run.unsavedSubagentCloses.length > 0 ? [...run.unsavedSubagentCloses] : null;
-    const parent = finishes ? run.propsForPersistence().state.parent : undefined;
+    const childStarts = run.unsavedSubagentStarts.length > 0 ? run.unsavedSubagentStarts.map((c) => ({ ...c })) : null;
+    const parentRef = run.propsForPersistence().state.parent;
+    const parent = finishes ? parentRef : undefined;
+    // Approvals asked in this run (or shown on it from a subagent below): its parent shows them too.
+    const approvals = parentRef ? approvalsToRelay(run) : [];
     await this.commit(run, inTx, message);
     if (starts || finishes) this.reportCommitted(run, starts, finishes);
     if (cancels) this.uow.afterCommit(() => this.signals.subagentRunsToCancel(cancels, `run:${run.id}`));
     if (closes) this.uow.afterCommit(() => this.signals.subagentsClosed(run.owner.tenantId, closes));
+    if (childStarts) this.uow.afterCommit(() => this.signals.subagentRunsStarted(run.id, childStarts));
     if (parent) this.uow.afterCommit(() => this.signals.subagentRunEnded({ id: run.id, parent: { ...parent } }));
+    if (parentRef) for (const a of approvals) this.uow.afterCommit(() => this.signals.subagentApprovalRequested({ ...parentRef }, a));
   }
 
   /** A run's start and end, once committed: one info line each and the run metrics. */

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
+import type { SubagentApproval } from '../domain/run-decider';
 
 /**
  * In-process nudges: "a run was queued / resumed" wakes this node's worker at once, "cancel run X"
@@ -34,6 +35,25 @@ export class RunSignals {
   onSubagentRunEnded(fn: (run: { id: string; parent: { run_id: string; subagent_id: string } }) => void): () => void {
     this.emitter.on('subagent-ended', fn);
     return () => this.emitter.off('subagent-ended', fn);
+  }
+  /**
+   * A parent committed that it started these subagent runs: what they did before the parent knew
+   * them (ended, asked for an approval: their reports found a parent that did not know them yet) is reported now (SubagentRelay).
+   */
+  subagentRunsStarted(parentRunId: string, runs: ReadonlyArray<{ subagent_id: string; run_id: string }>): void {
+    this.emitter.emit('subagent-started', parentRunId, [...runs]);
+  }
+  onSubagentRunsStarted(fn: (parentRunId: string, runs: Array<{ subagent_id: string; run_id: string }>) => void): () => void {
+    this.emitter.on('subagent-started', fn);
+    return () => this.emitter.off('subagent-started', fn);
+  }
+  /** An approval was requested inside a subagent (committed): its parent run shows it (SubagentRelay). */
+  subagentApprovalRequested(parent: { run_id: string; subagent_id: string }, approval: SubagentApproval): void {
+    this.emitter.emit('subagent-approval', parent, approval);
+  }
+  onSubagentApprovalRequested(fn: (parent: { run_id: string; subagent_id: string }, approval: SubagentApproval) => void): () => void {
+    this.emitter.on('subagent-approval', fn);
+    return () => this.emitter.off('subagent-approval', fn);
   }
   /** A parent's cancel or `close_subagent` (committed): these subagent runs are cancelled (SubagentRelay). */
   subagentRunsToCancel(runIds: readonly string[], by: string): void {

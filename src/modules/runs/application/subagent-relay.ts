@@ -1,4 +1,5 @@
-import { Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../../../common/config/app-config';
 import { CommandBus } from '@nestjs/cqrs';
 import { CloseSubagentCommand } from '../../sessions/application/commands/close-subagent/close-subagent.command';
 import { MessageRepository } from '../../sessions/domain/message.repository';
@@ -10,16 +11,24 @@ import { ApplyToRun } from './apply-to-run';
 import { appendToolResults } from './tool-result-messages';
 import { RunSignals } from './run-signals';
 
+/** How often a node looks for subagent runs under a cancelled parent (the cascade's recovery). */
+const ORPHAN_SWEEP_MS = 2_000;
+/** Most of them one sweep cancels. */
+const ORPHAN_BATCH = 100;
+
 /**
  * Subagents (CONTRACT 16) between parent and child runs, through the one write path: a child
  * run's committed end becomes the parent's observation `subagent_ended` (its status, final text
  * and usage), a parent's committed cancel (or `close_subagent`) becomes `cancel_requested` of
- * each child run it named, and a committed `close_subagent` closes the child session. A parent that waits also wakes at its `timeout_ms`, whatever happens here.
+ * each child run it named, a committed `close_subagent` closes the child session, and an approval requested inside a child
+ * (committed) is shown on its parent's stream (observation `subagent_approval_requested`). A parent that waits also wakes at its `timeout_ms`, whatever happens here.
  */
 @Injectable()
-export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
+export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Subagents');
   private readonly stops: Array<() => void> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private sweeping: Promise<number> | null = null;
 
   constructor(
     private readonly signals: RunSignals,
@@ -27,10 +36,23 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
     private readonly messages: MessageRepository,
     private readonly path: ApplyToRun,
     private readonly commands: CommandBus,
+    private readonly config: AppConfig,
   ) {}
 
   onModuleInit(): void {
     this.stops.push(this.signals.onSubagentRunEnded((r) => void this.reportEnd(r.id, r.parent).catch((err) => this.logger.warn(`subagent run ${r.id}: ${(err as Error).message}`))));
+    this.stops.push(
+      this.signals.onSubagentApprovalRequested((parent, approval) =>
+        void this.path
+          .apply(parent.run_id, { type: 'subagent_approval_requested', subagent_id: parent.subagent_id, approval })
+          .catch((err) => this.logger.warn(`approval ${approval.approval_id} of subagent ${parent.subagent_id}: ${(err as Error).message}`)),
+      ),
+    );
+    this.stops.push(
+      this.signals.onSubagentRunsStarted((parentRunId, started) => {
+        for (const c of started) void this.catchUp(parentRunId, c).catch((err) => this.logger.warn(`subagent run ${c.run_id}: ${(err as Error).message}`));
+      }),
+    );
     this.stops.push(this.signals.onSubagentRunsToCancel((ids, by) => void this.cancel(ids, by)));
     this.stops.push(
       this.signals.onSubagentsClosed((tenantId, ids) => {
@@ -41,6 +63,40 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
 
   onModuleDestroy(): void {
     for (const stop of this.stops.splice(0)) stop();
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.config.workerEnabled) return;
+    this.timer = setInterval(() => void this.sweep(), ORPHAN_SWEEP_MS);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.sweeping?.catch(() => undefined);
+  }
+
+  /**
+   * The cascade's recovery (CONTRACT 16): a parent's cancel is committed, its children's cancels
+   * follow after the commit, in memory - a node that dies in between leaves children running
+   * under a cancelled parent. Every node looks for them every ORPHAN_SWEEP_MS and cancels them
+   * through the one write path (a cancel that came twice changes nothing). The number cancelled.
+   */
+  sweep(): Promise<number> {
+    if (this.sweeping) return this.sweeping;
+    this.sweeping = (async () => {
+      try {
+        const orphans = await this.runs.orphanedSubagentRuns(ORPHAN_BATCH);
+        for (const o of orphans) await this.cancel([o.id], `run:${o.parentRunId}`);
+        if (orphans.length > 0) this.logger.log({ msg: 'cancel cascade recovered', runs: orphans.map((o) => o.id) });
+        return orphans.length;
+      } catch (err) {
+        this.logger.warn(`orphan sweep failed: ${(err as Error).message}`);
+        return 0;
+      }
+    })().finally(() => (this.sweeping = null));
+    return this.sweeping;
   }
 
   /** The child run's end, as committed, to its parent. */
@@ -64,6 +120,29 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy {
     for (const c of parent.state.subagents ?? []) {
       if (isTerminal(c.status)) continue;
       await this.reportEnd(c.run_id, { run_id: parentRunId, subagent_id: c.id });
+      await this.reportApprovals(c.run_id, { run_id: parentRunId, subagent_id: c.id }, c.approvals ?? []);
+    }
+  }
+
+  /**
+   * The parent committed that it started this subagent run: a child that ended or asked for an
+   * approval before that commit found a parent that did not know it (its report decided nothing),
+   * so what it did is reported now. Whichever commit comes second sees the other.
+   */
+  private async catchUp(parentRunId: string, c: { subagent_id: string; run_id: string }): Promise<void> {
+    const parent = { run_id: parentRunId, subagent_id: c.subagent_id };
+    await this.reportApprovals(c.run_id, parent, []);
+    await this.reportEnd(c.run_id, parent);
+  }
+
+  /** The approvals a subagent's run waits for that its parent was not shown (the report is an after-commit signal too). */
+  private async reportApprovals(childRunId: string, parent: { run_id: string; subagent_id: string }, shown: readonly string[]): Promise<void> {
+    const child = await this.runs.findById(childRunId);
+    if (!child || child.status !== 'waiting_for_approval') return;
+    for (const p of child.state.pending) {
+      if (p.status !== 'awaiting_approval' || !p.approval_id || shown.includes(p.approval_id)) continue;
+      const approval = { approval_id: p.approval_id, run_id: childRunId, tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'approve', expires_at: p.approval_expires_at ?? Date.now() };
+      await this.path.apply(parent.run_id, { type: 'subagent_approval_requested', subagent_id: parent.subagent_id, approval });
     }
   }
 

@@ -102,6 +102,8 @@ const outcome = (n: string, status: 'completed' | 'failed', text: string | null)
   text,
   usage: { input_tokens: 100, output_tokens: 0, cached_input_tokens: 0, tool_calls: 1 },
 });
+/** An approval asked by the subagent run `run_c1` (or a run below it). */
+const childApproval = (id: string) => ({ approval_id: id, run_id: 'run_c1', tool_call_id: 'call_9', tool_name: 'create_ticket', arguments: { order_id: 'o1' }, risk: 'approve', expires_at: T0 + 60_000 });
 /** A parent waiting (timeout 30 s from T0 + 1000) for the subagents `names`. */
 function waitingFor(names: string[]): RunEvent[] {
   return [
@@ -805,6 +807,35 @@ const TABLE: Row[] = [
     when: { type: 'cancel_requested', requested_by: 'u' },
     then: ['cancel_requested', { type: 'subagents_cancel_requested', run_ids: ['run_c2'] }, finishedWith('cancelled')],
     effect: { type: 'finish' },
+  },
+  {
+    name: "an approval inside a subagent is shown on the parent's stream once (approval.requested naming the child's run); the parent keeps waiting",
+    given: waitingFor(['c1']),
+    when: { type: 'subagent_approval_requested', subagent_id: 'sess_c1', approval: childApproval('apr_c') },
+    then: [{ type: 'subagent_approval_relayed', subagent_id: 'sess_c1', approval: childApproval('apr_c') }],
+    effect: { type: 'none' },
+    state: (s) => expect([s.status, s.state.subagents![0].approvals]).toEqual(['waiting_for_subagents', ['apr_c']]),
+  },
+  {
+    name: 'an approval inside a subagent shown already (a recheck, a repeated report) decides nothing',
+    given: [...waitingFor(['c1']), { type: 'subagent_approval_relayed', subagent_id: 'sess_c1', approval: childApproval('apr_c') }],
+    when: { type: 'subagent_approval_requested', subagent_id: 'sess_c1', approval: childApproval('apr_c') },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'an approval of a subagent the run does not know, or reported to an ended parent, decides nothing',
+    given: [...waitingFor(['c1']), { type: 'finished', status: 'cancelled', at: T0 }],
+    when: { type: 'subagent_approval_requested', subagent_id: 'sess_c1', approval: childApproval('apr_c') },
+    then: [],
+    effect: { type: 'none' },
+  },
+  {
+    name: 'an approval of a subagent that is not this run\'s decides nothing',
+    given: waitingFor(['c1']),
+    when: { type: 'subagent_approval_requested', subagent_id: 'sess_other', approval: childApproval('apr_c') },
+    then: [],
+    effect: { type: 'none' },
   },
   {
     name: "budget exhaustion by a child: its tokens count toward the parent's max_total_tokens, the parent ends token_budget",

@@ -52,6 +52,21 @@ export interface SubagentOutcome {
   usage: Pick<RunUsage, 'input_tokens' | 'output_tokens' | 'cached_input_tokens' | 'tool_calls'> & { cost?: string };
 }
 
+/**
+ * An approval requested inside a subagent (its run, or a run below it): what the parent's stream
+ * shows of it (`approval.requested` with the asking run's `run_id`, CONTRACT 16).
+ */
+export interface SubagentApproval {
+  approval_id: string;
+  /** The run that asked (the subagent's run, or a run of a subagent below it). */
+  run_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: unknown;
+  risk: string;
+  expires_at: number;
+}
+
 /** A handoff target as the handing agent's version pinned it (its model comes with it). */
 export interface HandoffTarget extends AgentRef {
   model: string;
@@ -186,6 +201,8 @@ export type RunEvent =
   | { type: 'subagent_ended'; outcome: SubagentOutcome }
   /** `close_subagent`: it takes no more input. */
   | { type: 'subagent_closed'; subagent_id: string }
+  /** An approval inside a subagent, shown on this run's stream (once per approval). */
+  | { type: 'subagent_approval_relayed'; subagent_id: string; approval: SubagentApproval }
   /** A cancel cascades: these subagent runs are to be cancelled (the cancel's writer does it, CONTRACT 16). */
   | { type: 'subagents_cancel_requested'; run_ids: string[] }
   | {
@@ -259,7 +276,9 @@ export type Observation =
   /** The executor started a subagent's run for `create_subagent` / `send_subagent_input` (effect `start_subagent_run`). */
   | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean }
   /** A subagent's run ended (reported by the subagent's ending commit, CONTRACT 16). */
-  | { type: 'subagent_ended'; outcome: SubagentOutcome };
+  | { type: 'subagent_ended'; outcome: SubagentOutcome }
+  /** An approval was requested inside the subagent `subagent_id` (reported by the commit that opened it, CONTRACT 16). */
+  | { type: 'subagent_approval_requested'; subagent_id: string; approval: SubagentApproval };
 
 export type Effect =
   /** Commit (when there are changes) and decide again. */
@@ -621,6 +640,17 @@ function decideSubagentEnded(s: RunState, o: SubagentOutcome, env: DecideEnv): D
   if (!call || ids.some((id) => !isTerminal((after.state.subagents ?? []).find((x) => x.id === id)?.status ?? 'completed'))) return { events: [ended], effect: { type: 'none' } };
   const resumed = resumeWith(after, call, { ok: true, result: { timed_out: false, subagents: subagentResults(after, ids) } }, env);
   return { events: [ended, ...resumed.events], effect: resumed.effect };
+}
+
+/**
+ * An approval inside a subagent: shown once on this run's stream (`approval.requested` naming the
+ * asking run), so that whoever watches the parent can decide it; the parent's status is unchanged.
+ * Unknown subagents, an approval already shown and an ended parent decide nothing.
+ */
+function decideSubagentApproval(s: RunState, o: Extract<Observation, { type: 'subagent_approval_requested' }>): Decision {
+  const c = (s.state.subagents ?? []).find((x) => x.id === o.subagent_id);
+  if (!c || isTerminal(s.status) || (c.approvals ?? []).includes(o.approval.approval_id)) return { events: [], effect: { type: 'none' } };
+  return { events: [{ type: 'subagent_approval_relayed', subagent_id: c.id, approval: { ...o.approval } }], effect: { type: 'none' } };
 }
 
 /** The waiting status (and `run.waiting` reason) of a call that awaits something. */
@@ -1070,6 +1100,8 @@ export function decide(s: RunState, o: Observation, env: DecideEnv): Decision {
       return decideSubagentStarted(s, o, env);
     case 'subagent_ended':
       return decideSubagentEnded(s, o.outcome, env);
+    case 'subagent_approval_requested':
+      return decideSubagentApproval(s, o);
     case 'failed_unexpectedly': {
       if (isTerminal(s.status)) return { events: [], effect: { type: 'finish' } };
       const events: RunEvent[] = [];
@@ -1167,7 +1199,7 @@ export function evolve(s: RunState, e: RunEvent): RunState {
       return withState(s, { pending: patchCall(s, e.tool_call_id, patch), loop_window: loop });
     }
     case 'approval_opened':
-      return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'awaiting_approval', approval_id: e.approval_id }) });
+      return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'awaiting_approval', approval_id: e.approval_id, approval_expires_at: e.expires_at }) });
     case 'approval_decided':
       return withState(s, {
         pending: patchCall(s, e.tool_call_id, e.decision === 'approve' ? { status: 'approved' } : { status: 'requested', rejection: { reason: e.reason, decided_by: e.decided_by } }),
@@ -1203,6 +1235,8 @@ export function evolve(s: RunState, e: RunEvent): RunState {
     }
     case 'subagent_closed':
       return withState(s, { subagents: (s.state.subagents ?? []).map((c) => (c.id === e.subagent_id ? { ...c, closed: true } : c)) });
+    case 'subagent_approval_relayed':
+      return withState(s, { subagents: (s.state.subagents ?? []).map((c) => (c.id === e.subagent_id ? { ...c, approvals: [...(c.approvals ?? []), e.approval.approval_id] } : c)) });
     case 'subagents_cancel_requested':
       return s;
     case 'finished': {

@@ -103,6 +103,15 @@ export function publicEvents(s: RunState, e: RunEvent, next: RunState): NewRunEv
       return [{ type: 'subagent.completed', data: { subagent_id: e.outcome.subagent_id, run_id: e.outcome.run_id, status: e.outcome.status } }];
     case 'subagent_closed':
       return [{ type: 'subagent.closed', data: { subagent_id: e.subagent_id } }];
+    case 'subagent_approval_relayed': {
+      const a = e.approval;
+      return [
+        {
+          type: 'approval.requested',
+          data: { approval_id: a.approval_id, tool_call_id: a.tool_call_id, tool_name: a.tool_name, arguments: a.arguments, risk: a.risk, expires_at: new Date(a.expires_at).toISOString(), run_id: a.run_id, subagent_id: e.subagent_id },
+        },
+      ];
+    }
     case 'input_received':
     case 'pending_cleared':
     case 'subagents_cancel_requested':

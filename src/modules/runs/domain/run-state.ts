@@ -54,6 +54,8 @@ export interface PendingToolCall {
   status: PendingToolStatus;
   attempt: number;
   approval_id?: string;
+  /** When that approval expires (epoch ms): a parent shown it later (recheck) shows the same. */
+  approval_expires_at?: number;
   /**
    * SHA-256 (hex) of this attempt's `Callback-Token` (a tool that may answer by callback): the
    * token itself goes only to the tool; a callback must present it (single use: the call is
@@ -108,6 +110,8 @@ export interface SubagentRef {
   /** The latest run's final text (once it ended). */
   text: string | null;
   closed: boolean;
+  /** Approvals inside it already shown on the parent's stream (each once). */
+  approvals?: string[];
 }
 
 /** An agent version: what a run and a handoff name. */

@@ -156,6 +156,7 @@ export class Run {
     this.dirty = false;
     this.childCancels = [];
     this.childCloses = [];
+    this.childStarts = [];
     this.events = this.events.slice(savedEvents);
     this.taken = this.taken.slice(savedTaken);
     this.statusChanges = this.statusChanges.slice(savedStatusChanges);
@@ -190,6 +191,11 @@ export class Run {
     return this.childCloses;
   }
   private childCloses: string[] = [];
+  /** Subagent runs this run learnt it started (`subagent_run_started`), to look at once this change is committed. */
+  get unsavedSubagentStarts(): ReadonlyArray<{ subagent_id: string; run_id: string }> {
+    return this.childStarts;
+  }
+  private childStarts: Array<{ subagent_id: string; run_id: string }> = [];
 
   /** Ids of steered inputs taken since the last save (the save removes them from the inbox column). */
   get takenInputs(): readonly string[] {
@@ -272,6 +278,7 @@ export class Run {
       if (e.type === 'input_taken') this.taken.push(e.message_id);
       if (e.type === 'subagents_cancel_requested') this.childCancels.push(...e.run_ids);
       if (e.type === 'subagent_closed') this.childCloses.push(e.subagent_id);
+      if (e.type === 'subagent_run_started') this.childStarts.push({ subagent_id: e.subagent.id, run_id: e.run_id });
       if (e.type === 'turn_ended' && e.usage.input_tokens + e.usage.output_tokens > 0) this.spent.push({ message_id: e.message_id, usage: e.usage });
       if (next.status !== before.status) this.statusChanges.push(next.status);
       this.current = next;

@@ -165,6 +165,11 @@ export abstract class RunRepository {
   abstract heartbeat(runId: string, nodeId: string, leaseMs: number): Promise<{ status: string; cancelRequested: boolean; inboxSize: number } | null>;
   /** Ids of queued runs past their queue TTL at `now` (the clock's). */
   abstract findExpiredQueued(limit: number, now: Date): Promise<string[]>;
+  /**
+   * Subagent runs still going (not `cancelling`) whose parent run was cancelled (CONTRACT 16): the
+   * cascade missed them (its after-commit signal died with its node). At most `limit`.
+   */
+  abstract orphanedSubagentRuns(limit: number): Promise<Array<{ id: string; parentRunId: string }>>;
   /** Releases every lease this node holds (graceful shutdown): another node resumes the runs. */
   abstract releaseLeases(nodeId: string): Promise<number>;
 }

@@ -407,6 +407,18 @@ export class RunTypeormRepository extends RunRepository {
     return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, status: r.status as DueRun['status'] }));
   }
 
+  async orphanedSubagentRuns(limit: number): Promise<Array<{ id: string; parentRunId: string }>> {
+    // The active runs by runs_active_by_session's predicate (few), each joined to its parent by id.
+    const rows = await queryRows<{ id: string; parent_run_id: string }>(
+      this.uow.manager,
+      `SELECT c.id, p.id AS parent_run_id FROM runs c JOIN runs p ON p.id = c.state->'parent'->>'run_id'
+        WHERE c.status NOT IN ('completed','failed','cancelled','expired','terminated') AND c.status <> 'cancelling'
+          AND p.status IN ('cancelling','cancelled') LIMIT $1`,
+      [limit],
+    );
+    return rows.map((r) => ({ id: r.id, parentRunId: r.parent_run_id }));
+  }
+
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {
     const rows = await queryRows<{ status: string; cancel_requested_at: Date | null; inbox_size: number }>(
       this.uow.manager,

@@ -53,6 +53,7 @@ export class RunLoop {
     // Only a run whose agent can hand off reads which agent its session ended with (CONTRACT 16).
     const lastAgent = run.status === 'queued' && canHandOff(ex.agent) ? await this.lastAgentOf(run) : undefined;
     let observation: Observation = { type: 'lease_resumed' };
+    let redone: Observation | undefined;
     for (let guard = 0; guard < 10_000; guard++) {
       if (ex.leaseLost) return 'lease_lost';
       if (ex.steered) run = await this.takeSteered(run, ex);
@@ -64,6 +65,9 @@ export class RunLoop {
       if (this.spend && nextIsModelTurn(run)) env.quota = await this.quotaOf(run.owner.tenantId);
       if (lastAgent !== undefined && run.status === 'queued') env.lastAgent = lastAgent;
       const d = run.decide(observation, env);
+      // A redone observation stays to be redone until its decision commits (ends of subagents may conflict again and again).
+      const redoing = redone;
+      redone = undefined;
       observation = { type: 'tick', cancel_signalled: ex.cancelled };
       // A handoff (or a start with the session's last agent): the agent in control's version from here on.
       if (ex.agent && d.events.some((e) => e.type === 'handed_off' || (e.type === 'started' && e.agent))) await this.followAgent(run, ex);
@@ -72,10 +76,11 @@ export class RunLoop {
       if (step !== false) return step;
       run = await this.reload(run.id);
       await this.followAgent(run, ex);
-      const redo = this.redo.get(ex);
+      const redo = this.redo.get(ex) ?? redoing;
       if (redo) {
         this.redo.delete(ex);
         observation = redo;
+        redone = redo;
       }
     }
     throw new Error('loop guard exceeded');

@@ -11,6 +11,11 @@ export abstract class SessionRepository {
   abstract findById(id: string): Promise<Session | null>;
   /** A page of a session's subagents (child sessions, CONTRACT 16) that `principal` may see (a member: their own). */
   abstract children(principal: Principal, parentSessionId: string, page: { after?: string; limit: number; order: SortOrder }): Promise<{ items: Session[]; hasMore: boolean }>;
+  /**
+   * The subagent sessions a run created, and theirs below them, that `principal` may see (a member:
+   * their own): what the run's approvals route lists besides its own (CONTRACT 16). At most `limit`.
+   */
+  abstract subagentSessionIds(principal: Principal, parentSessionId: string, parentRunId: string, limit: number): Promise<string[]>;
   /** A subagent's session is closed (one statement; a top-level session is left alone). */
   abstract closeSubagent(tenantId: string, sessionId: string): Promise<void>;
   /** The ids among `ids` that still exist. */

@@ -113,6 +113,20 @@ export class SessionTypeormRepository extends SessionRepository implements OnMod
     return { archived: archived.map((r) => r.id), deleted: deleted.map((r) => r.id) };
   }
 
+  async subagentSessionIds(principal: Principal, parentSessionId: string, parentRunId: string, limit: number): Promise<string[]> {
+    // Down the tree by the partial index sessions_parent; every level in the caller's view.
+    const rows = await queryRows<{ id: string }>(
+      this.uow.manager,
+      `WITH RECURSIVE tree(id) AS (
+         SELECT id FROM sessions WHERE parent_session_id = $1 AND parent_run_id = $2 AND tenant_id = $3 AND ($4::text IS NULL OR subject_id = $4)
+         UNION
+         SELECT s.id FROM sessions s JOIN tree ON s.parent_session_id = tree.id WHERE s.tenant_id = $3 AND ($4::text IS NULL OR s.subject_id = $4)
+       ) SELECT id FROM tree LIMIT $5`,
+      [parentSessionId, parentRunId, principal.tenantId, principal.role === 'admin' ? null : principal.subjectId, limit],
+    );
+    return rows.map((r) => r.id);
+  }
+
   async lockActiveRun(sessionId: string): Promise<string | null> {
     const rows: Array<{ active_run_id: string | null }> = await this.uow.manager.query(`SELECT active_run_id FROM sessions WHERE id = $1 FOR NO KEY UPDATE`, [sessionId]);
     return rows[0]?.active_run_id ?? null;

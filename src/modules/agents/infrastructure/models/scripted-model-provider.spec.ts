@@ -178,6 +178,15 @@ describe('ScriptedModelProvider: !script turns', () => {
     expect(textOf(events)).toBe('hello again');
   });
 
+  it('{{last_tool_result}} in a text turn is the JSON of the newest tool result (or "null")', async () => {
+    const script = '!script [{"tool_calls":[{"name":"get_time"}]},{"text":"got {{last_tool_result}}!"}]';
+    const events = await collect(req([user(script), callMsg('c1', 'get_time', {}), resultMsg('c1', 'get_time', { ok: true, result: { a: ['x', 'y'] } })], { callIndex: 1 }));
+    expect(textOf(events)).toBe('got {"a":["x","y"]}!');
+    const failed = await collect(req([user(script), callMsg('c1', 'get_time', {}), resultMsg('c1', 'get_time', { ok: false, error: { code: 'tool_failed', message: 'no' } })], { callIndex: 1 }));
+    expect(textOf(failed)).toBe('got {"error":{"code":"tool_failed","message":"no"}}!');
+    expect(textOf(await collect(req([user(script)], { callIndex: 1 })))).toBe('got null!');
+  });
+
   it('parseScript defaults tool call arguments to {}', () => {
     expect(parseScript('[{"tool_calls":[{"name":"get_time"}]}]')).toEqual({ turns: [{ tool_calls: [{ name: 'get_time', arguments: {} }] }] });
   });

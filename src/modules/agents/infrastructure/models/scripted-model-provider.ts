@@ -187,7 +187,20 @@ export function turnFor(request: ModelRequest): ScriptTurn {
   if (!trimmed.startsWith(SCRIPT_PREFIX)) return scenarioTurn(request);
   const parsed = parseScript(trimmed.slice(SCRIPT_PREFIX.length));
   if ('problem' in parsed) return { text: `The script is invalid: ${parsed.problem}.` };
-  return parsed.turns[request.callIndex] ?? { text: 'done' };
+  const turn = parsed.turns[request.callIndex] ?? { text: 'done' };
+  return turn.text?.includes(LAST_TOOL_RESULT) ? { ...turn, text: turn.text.split(LAST_TOOL_RESULT).join(lastToolResult(request.messages)) } : turn;
+}
+
+/** In a script turn's text: the JSON of the newest tool result (e.g. a wait_for_subagents answer), so a test can see what the model read. */
+export const LAST_TOOL_RESULT = '{{last_tool_result}}';
+
+function lastToolResult(messages: readonly ModelMessage[]): string {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const parts = messages[i].content.filter((p): p is ToolResultPart => p.type === 'tool_result');
+    const r = parts[parts.length - 1];
+    if (r) return JSON.stringify(r.ok ? (r.result ?? null) : { error: r.error ?? null });
+  }
+  return 'null';
 }
 
 export { inputChars };
