@@ -367,7 +367,7 @@ describe('web console (/console) in Chromium', () => {
     await page.goto(`${t.url}/console/#/sessions/${sid}`);
     const spawn = (name: string, ms: number) => ({ name: 'create_subagent', arguments: { name, instructions: script([{ sleep_ms: ms, text: `${name}: done` }]) } });
     const composer = page.getByRole('textbox', { name: 'Message' });
-    await composer.fill(script([{ tool_calls: [spawn('prices', 1500), spawn('supply', 1500), spawn('demand', 1500)] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'All three reported.' }]));
+    await composer.fill(script([{ tool_calls: [spawn('prices', 4000), spawn('supply', 4000), spawn('demand', 4000)] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'All three reported.' }]));
     await composer.press('Enter');
     const created = page.locator('.timeline-entry[data-kind="subagent.created"]');
     const finished = page.locator('.timeline-entry[data-kind="subagent.completed"]');
