@@ -102,7 +102,10 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
   /** The child run's end, as committed, to its parent. */
   async reportEnd(childRunId: string, parent: { run_id: string; subagent_id: string }): Promise<void> {
     const child = await this.runs.findById(childRunId);
-    if (!child || !isTerminal(child.status)) return;
+    if (child && isTerminal(child.status)) await this.reportEndOf(child, parent);
+  }
+
+  private async reportEndOf(child: Run, parent: { run_id: string; subagent_id: string }): Promise<void> {
     const p = child.propsForPersistence();
     const final = p.finalMessageId ? await this.messages.findById(p.finalMessageId) : null;
     const text = final ? final.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('') : null;
@@ -119,8 +122,7 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
     if (!parent || parent.status !== 'waiting_for_subagents') return;
     for (const c of parent.state.subagents ?? []) {
       if (isTerminal(c.status)) continue;
-      await this.reportEnd(c.run_id, { run_id: parentRunId, subagent_id: c.id });
-      await this.reportApprovals(c.run_id, { run_id: parentRunId, subagent_id: c.id }, c.approvals ?? []);
+      await this.reportState(c.run_id, { run_id: parentRunId, subagent_id: c.id }, c.approvals ?? []);
     }
   }
 
@@ -130,15 +132,19 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
    * so what it did is reported now. Whichever commit comes second sees the other.
    */
   private async catchUp(parentRunId: string, c: { subagent_id: string; run_id: string }): Promise<void> {
-    const parent = { run_id: parentRunId, subagent_id: c.subagent_id };
-    await this.reportApprovals(c.run_id, parent, []);
-    await this.reportEnd(c.run_id, parent);
+    await this.reportState(c.run_id, { run_id: parentRunId, subagent_id: c.subagent_id }, []);
   }
 
-  /** The approvals a subagent's run waits for that its parent was not shown (the report is an after-commit signal too). */
-  private async reportApprovals(childRunId: string, parent: { run_id: string; subagent_id: string }, shown: readonly string[]): Promise<void> {
+  /**
+   * What a subagent's run is at, read once, to its parent: its end when it has ended, else the
+   * approvals it waits for that the parent was not shown (`shown`); both reports are after-commit
+   * signals, which a crash can lose.
+   */
+  private async reportState(childRunId: string, parent: { run_id: string; subagent_id: string }, shown: readonly string[]): Promise<void> {
     const child = await this.runs.findById(childRunId);
-    if (!child || child.status !== 'waiting_for_approval') return;
+    if (!child) return;
+    if (isTerminal(child.status)) return this.reportEndOf(child, parent);
+    if (child.status !== 'waiting_for_approval') return;
     for (const p of child.state.pending) {
       if (p.status !== 'awaiting_approval' || !p.approval_id || shown.includes(p.approval_id)) continue;
       const approval = { approval_id: p.approval_id, run_id: childRunId, tool_call_id: p.tool_call_id, tool_name: p.tool_name, arguments: p.arguments, risk: p.risk ?? 'approve', expires_at: p.approval_expires_at ?? Date.now() };
