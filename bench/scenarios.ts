@@ -83,19 +83,19 @@ function b1Run(ctx: Ctx) {
   };
 }
 
-export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
-  const clients = 50;
-  const durationMs = ctx.quick ? 8_000 : 20_000;
-  const one = b1Run(ctx);
-
-  // One closed loop: the clients never stop between the warm-up and the measurement (a loop that
-  // drained and restarted would start all 50 clients in the same millisecond, a burst that no
-  // steady load has: it made every sample above 250 ms of a 15 s run, all in its first 1.6 s).
-  // Runs that start during the warm-up are not counted; runs/s = runs completed inside the window.
-  const warmupMs = ctx.quick ? 3_000 : 5_000;
-  log(`B1: ${clients} clients in one closed loop, ${warmupMs} ms warm-up (not counted), then ${durationMs} ms measured`);
-  const start = performance.now();
-  const windowStart = start + warmupMs;
+/**
+ * One closed loop of `clients` that never stop between the warm-up and the measurement (B1, B7):
+ * runs `one` until `warmupMs + durationMs` have passed, and reads the service's CPU time and (on
+ * PostgreSQL) the bench database backends' at the window's two ends.
+ */
+export async function closedLoop<R>(
+  ctx: Ctx,
+  clients: number,
+  warmupMs: number,
+  durationMs: number,
+  one: () => Promise<R>,
+): Promise<{ results: R[]; cpuMs: number; dbCpuMs: number; windowStart: number; windowEnd: number }> {
+  const windowStart = performance.now() + warmupMs;
   const windowEnd = windowStart + durationMs;
   let cpu0 = NaN;
   let cpu1 = NaN;
@@ -115,8 +115,22 @@ export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   const results = await pool(clients, 1_000_000, Date.now() + warmupMs + durationMs, one);
   clearTimeout(t0Timer);
   clearTimeout(t1Timer);
-  const cpu = (cpu1 - cpu0) / durationMs;
-  const dbCpuMs = (await db1) - (await db0);
+  return { results, cpuMs: cpu1 - cpu0, dbCpuMs: (await db1) - (await db0), windowStart, windowEnd };
+}
+
+export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
+  const clients = 50;
+  const durationMs = ctx.quick ? 8_000 : 20_000;
+  const one = b1Run(ctx);
+
+  // One closed loop: the clients never stop between the warm-up and the measurement (a loop that
+  // drained and restarted would start all 50 clients in the same millisecond, a burst that no
+  // steady load has: it made every sample above 250 ms of a 15 s run, all in its first 1.6 s).
+  // Runs that start during the warm-up are not counted; runs/s = runs completed inside the window.
+  const warmupMs = ctx.quick ? 3_000 : 5_000;
+  log(`B1: ${clients} clients in one closed loop, ${warmupMs} ms warm-up (not counted), then ${durationMs} ms measured`);
+  const { results, cpuMs: cpuTotal, dbCpuMs, windowStart, windowEnd } = await closedLoop(ctx, clients, warmupMs, durationMs, one);
+  const cpu = cpuTotal / durationMs;
   const completedInWindow = results.filter((r) => r.ok && r.at >= windowStart && r.at <= windowEnd).length;
   const rps = completedInWindow / (durationMs / 1000);
   const measured = results.filter((r) => r.began >= windowStart && r.began < windowEnd);
@@ -132,7 +146,7 @@ export async function b1(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
       fig('time-to-finish p99', percentile(ok.map((r) => r.finished), 99), 'ms'),
       fig('server CPU', cpu, 'cores'),
       // Per completed run: steadier than runs/s on a shared machine (other processes take wall time, not this CPU).
-      fig('server CPU per completed run', (cpu1 - cpu0) / completedInWindow, 'ms'),
+      fig('server CPU per completed run', cpuTotal / completedInWindow, 'ms'),
       ...(ctx.db === 'postgres' ? [fig('PostgreSQL CPU per completed run (bench database backends)', dbCpuMs / completedInWindow, 'ms')] : []),
     ],
     notes: [

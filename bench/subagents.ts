@@ -1,9 +1,8 @@
 import { createSession, startRun } from './lib/api';
-import { cpuMs, dbBackendsCpuMs } from './lib/server';
 import { readSse } from './lib/sse';
-import { log, percentile, pool } from './lib/util';
+import { log, percentile } from './lib/util';
 import type { BenchResult, Ctx } from './scenarios';
-import { answer, fig } from './scenarios';
+import { answer, closedLoop, fig } from './scenarios';
 
 const WORKER = 'bench_sub_worker';
 const LEAD = 'bench_fanout_lead';
@@ -74,29 +73,10 @@ export async function b7(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
   const warmupMs = ctx.quick ? 3_000 : 5_000;
   const durationMs = ctx.quick ? 10_000 : 30_000;
   log(`B7: ${CLIENTS} clients in one closed loop (parents fanning out to ${FAN_OUT} subagents), ${warmupMs} ms warm-up (not counted), then ${durationMs} ms measured`);
-  const start = performance.now();
-  const windowStart = start + warmupMs;
-  const windowEnd = windowStart + durationMs;
-  const dbCpu = (): Promise<number> => (ctx.db === 'postgres' ? dbBackendsCpuMs(ctx.dbUrl) : Promise.resolve(0));
-  let cpu0 = NaN;
-  let cpu1 = NaN;
-  let db0: Promise<number> = Promise.resolve(NaN);
-  let db1: Promise<number> = Promise.resolve(NaN);
-  const t0Timer = setTimeout(() => {
-    cpu0 = cpuMs(ctx.app.pid);
-    db0 = dbCpu();
-  }, warmupMs);
-  const t1Timer = setTimeout(() => {
-    cpu1 = cpuMs(ctx.app.pid);
-    db1 = dbCpu();
-  }, warmupMs + durationMs);
-  const results = await pool(CLIENTS, 1_000_000, Date.now() + warmupMs + durationMs, one);
-  clearTimeout(t0Timer);
-  clearTimeout(t1Timer);
+  const { results, cpuMs: cpu, dbCpuMs, windowStart, windowEnd } = await closedLoop(ctx, CLIENTS, warmupMs, durationMs, one);
   const completedInWindow = results.filter((r) => r.ok && r.at >= windowStart && r.at <= windowEnd).length;
   const measured = results.filter((r) => r.began >= windowStart && r.began < windowEnd);
   const ok = measured.filter((r) => r.ok);
-  const dbCpuMs = (await db1) - (await db0);
   return {
     bench: 'B7',
     db: ctx.db,
@@ -104,7 +84,7 @@ export async function b7(ctx: Ctx): Promise<Omit<BenchResult, 'load1'>> {
       fig(`completed parent runs/s (${CLIENTS} clients, ${FAN_OUT} subagents each)`, completedInWindow / (durationMs / 1000), 'runs/s'),
       fig("time to the parent's final answer p50", percentile(ok.map((r) => r.finished), 50), 'ms'),
       fig("time to the parent's final answer p99", percentile(ok.map((r) => r.finished), 99), 'ms'),
-      fig('server CPU per completed parent run (with its 5 children)', (cpu1 - cpu0) / completedInWindow, 'ms'),
+      fig('server CPU per completed parent run (with its 5 children)', cpu / completedInWindow, 'ms'),
       ...(ctx.db === 'postgres' ? [fig('PostgreSQL CPU per completed parent run (bench database backends)', dbCpuMs / completedInWindow, 'ms')] : []),
     ],
     notes: [
