@@ -5,6 +5,7 @@ import { queryRows } from '../../src/common/database/sql';
 import { guardedStatement, StatementPart } from '../../src/common/database/statement';
 import { EventStore, EventStreamOwner } from '../../src/modules/events/domain/run-event';
 import { EventAppendParts } from '../../src/modules/events/infrastructure/event-append-parts';
+import { Client } from 'pg';
 import { PgNotifier } from '../../src/modules/events/infrastructure/pg-notifier';
 import { InProcessNotifier } from '../../src/modules/events/infrastructure/in-process-notifier';
 import { append, createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
@@ -162,6 +163,8 @@ describe('TypeormEventStore', () => {
     try {
       await sender.onModuleInit();
       await receiver.onModuleInit();
+      // The receiver's hello reaches the sender (which sends nothing while nobody else listens).
+      await waitFor(() => (sender.hasPeers ? true : undefined));
       // Inside a transaction nothing leaves before the commit.
       await uow.run(async () => {
         await sender.announce(note(1));
@@ -189,6 +192,52 @@ describe('TypeormEventStore', () => {
     } finally {
       await sender.onApplicationShutdown();
       await receiver.onApplicationShutdown();
+    }
+  });
+
+  it('PgNotifier sends nothing while no other node listens, starts when one joins and stops when it has gone', async () => {
+    const target = t.app.get<DatabaseTarget>(DATABASE_TARGET);
+    if (target.kind !== 'postgres') return; // in-process notifier: checked above
+    // A database of its own: NOTIFY is per database, and this app's node listens on the test's one.
+    const db = `pgn_alone_${process.pid}_${Date.now()}`;
+    const admin = new Client({ connectionString: target.url });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${db}`);
+    const url = new URL(target.url);
+    url.pathname = `/${db}`;
+    const alone = new PgNotifier(uow, url.toString(), { safetyPollMs: 0, presenceMs: 100 });
+    const other = new PgNotifier(uow, url.toString(), { safetyPollMs: 0, presenceMs: 100 });
+    const got: EventNotification[] = [];
+    other.subscribe({ onEvents: (n) => got.push(n), onResync: () => undefined });
+    const note = (i: number): EventNotification => ({ sessionId: 'ses_alone', runId: `run_alone_${i}`, lastSequence: i, lastSessionSequence: i });
+    try {
+      await alone.onModuleInit();
+      await new Promise((r) => setTimeout(r, 300));
+      expect(alone.hasPeers).toBe(false);
+      await uow.statement(() => alone.announce(note(1)));
+      await alone.flushed();
+      expect(alone.batchesSent).toBe(0);
+      // Another node connects: its hello makes the first one send (and the answer tells it of the first).
+      await other.onModuleInit();
+      await waitFor(() => (alone.hasPeers && other.hasPeers ? true : undefined));
+      await uow.statement(() => alone.announce(note(2)));
+      await waitFor(() => (got.length === 1 ? true : undefined));
+      expect(got[0]).toEqual(note(2));
+      expect(alone.batchesSent).toBe(1);
+      // Still a peer after several presence periods (each says "here" again).
+      await new Promise((r) => setTimeout(r, 500));
+      expect(alone.hasPeers).toBe(true);
+      // The other node stops: three silent presence periods later the first one stops sending.
+      await other.onApplicationShutdown();
+      await waitFor(() => (alone.hasPeers ? undefined : true));
+      await uow.statement(() => alone.announce(note(3)));
+      await alone.flushed();
+      expect(alone.batchesSent).toBe(1);
+    } finally {
+      await alone.onApplicationShutdown();
+      await other.onApplicationShutdown();
+      await admin.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`).catch(() => undefined);
+      await admin.end();
     }
   });
 
