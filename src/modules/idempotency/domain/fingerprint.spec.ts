@@ -25,6 +25,20 @@ describe('canonicalJson', () => {
     expect(canonicalJson([undefined, 1])).toBe('[null,1]');
   });
 
+  it('writes what the straightforward definition (sorted entries, JSON.stringify of every key and scalar) writes, for any JSON value', () => {
+    const reference = (v: unknown): string => {
+      if (v === null || typeof v !== 'object') return JSON.stringify(v ?? null);
+      if (Array.isArray(v)) return `[${v.map((x) => reference(x === undefined ? null : x)).join(',')}]`;
+      const entries = Object.entries(v as Record<string, unknown>)
+        .filter(([, x]) => x !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      return `{${entries.map(([k, x]) => `${JSON.stringify(k)}:${reference(x)}`).join(',')}}`;
+    };
+    // Full Unicode strings (quotes, backslashes, control characters, lone surrogates) as keys and values.
+    fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), fc.string({ unit: 'binary' }), (v, s) => canonicalJson({ [s]: v, v: [s, v] }) === reference({ [s]: v, v: [s, v] })), { numRuns: 500 });
+    for (const s of ['"', '\\', '\n', '\u007f', '\ud800', 'é', '__proto__', '']) expect(canonicalJson({ [s]: s })).toBe(reference({ [s]: s }));
+  });
+
   it('encodes scalars and strings as JSON', () => {
     expect(canonicalJson('a"b')).toBe('"a\\"b"');
     expect(canonicalJson(1.5)).toBe('1.5');

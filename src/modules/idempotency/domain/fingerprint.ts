@@ -1,13 +1,34 @@
 import { createHash } from 'node:crypto';
 
 /** JSON with object keys sorted at every depth, so equal bodies give equal bytes. */
+/** Strings JSON.stringify writes unchanged between quotes (printable ASCII but `"` and `\\`). */
+const PLAIN_STRING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 export function canonicalJson(value: unknown): string {
+  if (typeof value === 'string') return PLAIN_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v === undefined ? null : v)).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  // Loops and string concatenation, no intermediate arrays: this runs for every request body and
+  // every audit record (hash, checkpoint), on the request path (bench/README.md, session 11).
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      out += (i === 0 ? '' : ',') + canonicalJson(v === undefined ? null : v);
+    }
+    return out + ']';
+  }
+  const obj = value as Record<string, unknown>;
+  // Code-unit order (what `<` on strings compares), the same as the default sort.
+  const keys = Object.keys(obj).sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? '' : ',') + (PLAIN_STRING.test(k) ? `"${k}"` : JSON.stringify(k)) + ':' + canonicalJson(v);
+    first = false;
+  }
+  return out + '}';
 }
 
 /** SHA-256 (hex) of the canonical JSON of a request body. */
