@@ -1,3 +1,5 @@
+import Decimal from 'decimal.js';
+import fc from 'fast-check';
 import { addAmounts, callCost, compareAmounts, isAmount, normalizeAmount } from './money';
 
 describe('callCost (USD per million tokens, exact decimals)', () => {
@@ -50,4 +52,38 @@ describe('amounts', () => {
   ])('isAmount(%j) = %s', (v, ok) => expect(isAmount(v)).toBe(ok));
 
   it('normalizes', () => expect(normalizeAmount('10.500')).toBe('10.5'));
+});
+
+describe('money: the integer fast path writes what decimal.js writes', () => {
+  const D = Decimal.clone({ precision: 60, toExpNeg: -60, toExpPos: 60 });
+  const plainOf = (d: Decimal): string => {
+    const s = d.toFixed();
+    return s.includes('.') ? s.replace(/\.?0+$/, '') : s;
+  };
+  const decimalArb = (intDigits: number, places: number) =>
+    fc
+      .tuple(fc.bigInt({ min: 0n, max: 10n ** BigInt(intDigits) - 1n }), fc.option(fc.bigInt({ min: 0n, max: 10n ** BigInt(places) - 1n }), { nil: undefined }), fc.integer({ min: 1, max: places }))
+      .map(([i, f, n]) => (f === undefined ? `${i}` : `${i}.${f.toString().padStart(places, '0').slice(0, n)}`));
+
+  it('callCost: tokens x price per million, exactly', () => {
+    fc.assert(
+      fc.property(decimalArb(6, 12), decimalArb(6, 12), fc.option(decimalArb(6, 12), { nil: undefined }), fc.nat(10_000_000), fc.nat(10_000_000), fc.nat(12_000_000), (input, output, cachedPrice, inTok, outTok, cachedTok) => {
+        const price = { input_per_mtok: input, output_per_mtok: output, ...(cachedPrice ? { cached_input_per_mtok: cachedPrice } : {}) };
+        const cached = Math.min(cachedTok, inTok);
+        const expected = new D(inTok - cached).times(input).plus(new D(cached).times(cachedPrice ?? input)).plus(new D(outTok).times(output)).dividedBy(1_000_000);
+        expect(callCost(price, { input_tokens: inTok, output_tokens: outTok, cached_input_tokens: cachedTok })).toBe(plainOf(expected));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('addAmounts and compareAmounts, with up to 18 places (and more, through decimal.js)', () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(decimalArb(12, 18), decimalArb(3, 25)), { minLength: 1, maxLength: 5 }), (amounts) => {
+        expect(addAmounts(...amounts)).toBe(plainOf(amounts.reduce((s, a) => s.plus(a), new D(0))));
+        expect(compareAmounts(amounts[0], amounts[amounts.length - 1])).toBe(new D(amounts[0]).comparedTo(amounts[amounts.length - 1]));
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
