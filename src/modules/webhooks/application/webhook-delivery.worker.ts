@@ -48,11 +48,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
   /** Outcomes waiting for the next write (`record`), and whether a write is in flight. */
   private readonly unrecorded: Array<{ attempt: RecordedAttempt; resolve: () => void; reject: (err: Error) => void }> = [];
   private recording = false;
-  /** Attempts in flight on this node, and how many per endpoint. */
+  /** Attempts in flight on this node (the database counts them per endpoint, for the cap). */
   private readonly inFlight = new Set<Promise<void>>();
-  private readonly inFlightByEndpoint = new Map<string, number>();
-  /** Endpoints that reached their cap on this node since their count here was last 0: they may have more due. */
-  private readonly capped = new Set<string>();
   /** Set when an ended attempt asked for a claim while the loop was not idle. */
   private woken = false;
   private readonly policy: EndpointPolicy;
@@ -147,33 +144,23 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const claiming = performance.now();
     const claimed = await this.store.claimDue(slots, leaseMs, this.policy);
     const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
-    for (const c of claimed) this.track(c.delivery.endpointId, this.attempt(c, requestsStartBy));
+    for (const c of claimed) this.track(this.attempt(c, requestsStartBy));
     return claimed.length;
   }
 
-  private track(endpointId: string, attempt: Promise<void>): void {
-    const count = (this.inFlightByEndpoint.get(endpointId) ?? 0) + 1;
-    this.inFlightByEndpoint.set(endpointId, count);
-    if (count >= this.config.webhookMaxInFlight) this.capped.add(endpointId);
+  private track(attempt: Promise<void>): void {
     const p: Promise<void> = attempt
       .catch((err: Error) => {
         if (this.running) this.logger.error(`webhook attempt failed: ${err.message}`);
       })
       .finally(() => {
-        const nodeWasFull = this.inFlight.size >= NODE_MAX_IN_FLIGHT;
         this.inFlight.delete(p);
-        const n = (this.inFlightByEndpoint.get(endpointId) ?? 1) - 1;
-        const wasCapped = this.capped.has(endpointId);
-        if (n > 0) this.inFlightByEndpoint.set(endpointId, n);
-        else {
-          this.inFlightByEndpoint.delete(endpointId);
-          this.capped.delete(endpointId);
-        }
-        // The freed slot can start something only if the node or this endpoint was at its cap
-        // (else the last claim already took all that was due): then claim now, not at the next
-        // poll. "Was at its cap" lasts until its count is 0 here: completions that arrive while a
-        // claim runs must not be lost (bench B6 fell to ~21/s when only the 4 -> 3 step woke it).
-        if (nodeWasFull || wasCapped) this.notify();
+        // Every freed slot wakes the loop (a round while it runs: wakes coalesce into one more
+        // round). Waking only when the endpoint was locally at its cap lost wakes: an attempt
+        // that ended while the claim that filled the cap was running left the count below the
+        // cap, and the endpoint's next deliveries waited for the 250 ms poll (bench B6: 4 in
+        // flight drained 73-79 deliveries/s instead of ~500; bench/README.md session 11).
+        this.notify();
       });
     this.inFlight.add(p);
   }
