@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 
-/** JSON with object keys sorted at every depth, so equal bodies give equal bytes. */
 /** Strings JSON.stringify writes unchanged between quotes (printable ASCII but `"` and `\\`). */
 const PLAIN_STRING = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
 
+/** JSON with object keys sorted at every depth, so equal bodies give equal bytes. */
 export function canonicalJson(value: unknown): string {
   if (typeof value === 'string') return PLAIN_STRING.test(value) ? `"${value}"` : JSON.stringify(value);
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);

@@ -36,21 +36,17 @@ const AMOUNT_RE = /^\d{1,12}(\.\d{1,12})?$/;
  * (more places, an exponent, a sign) takes decimal.js; both write the same plain string.
  */
 const SCALE = 18;
-const FIXED_RE = /^(\d{1,30})(?:\.(\d{1,18}))?$/;
-function toFixedInt(s: string): bigint | null {
-  const m = FIXED_RE.exec(s);
-  return m ? BigInt(m[1] + (m[2] ?? '').padEnd(SCALE, '0')) : null;
+/** `s` as an integer of 10^-`places` units when it is a plain decimal with at most `places` places, else null. */
+function scaled(s: string, places: number): bigint | null {
+  const m = /^(\d{1,30})(?:\.(\d+))?$/.exec(s);
+  if (!m || (m[2]?.length ?? 0) > places) return null;
+  return BigInt(m[1] + (m[2] ?? '').padEnd(places, '0'));
 }
 function fixedPlain(v: bigint): string {
   const digits = v.toString().padStart(SCALE + 1, '0');
   const int = digits.slice(0, -SCALE);
   const frac = digits.slice(-SCALE).replace(/0+$/, '');
   return frac ? `${int}.${frac}` : int;
-}
-/** A price per million tokens in units of 10^-12 USD: tokens x this = the cost in units of 10^-18 USD. */
-function perTokenFixed(price: string): bigint | null {
-  const m = /^(\d{1,20})(?:\.(\d{1,12}))?$/.exec(price);
-  return m ? BigInt(m[1] + (m[2] ?? '').padEnd(12, '0')) : null;
 }
 
 /** A plain decimal string of `d` (no exponent, no trailing zeros after the point). */
@@ -71,11 +67,11 @@ export function zero(): Money {
 export function callCost(price: TokenPrice | undefined, t: CallTokens): string {
   if (!price) return '0';
   const cached = Math.min(Math.max(0, t.cached_input_tokens ?? 0), t.input_tokens);
-  const pin = perTokenFixed(price.input_per_mtok);
-  const pcached = perTokenFixed(price.cached_input_per_mtok ?? price.input_per_mtok);
-  const pout = perTokenFixed(price.output_per_mtok);
+  // A price per million tokens in units of 10^-12: tokens x price is the cost in units of 10^-18.
+  const pin = scaled(price.input_per_mtok, SCALE - 6);
+  const pcached = scaled(price.cached_input_per_mtok ?? price.input_per_mtok, SCALE - 6);
+  const pout = scaled(price.output_per_mtok, SCALE - 6);
   if (pin !== null && pcached !== null && pout !== null && Number.isSafeInteger(cached) && Number.isSafeInteger(t.input_tokens) && Number.isSafeInteger(t.output_tokens) && t.input_tokens >= 0 && t.output_tokens >= 0) {
-    // price has 12 places, / 10^6 per token: 10^-18 units exactly.
     return fixedPlain(BigInt(t.input_tokens - cached) * pin + BigInt(cached) * pcached + BigInt(t.output_tokens) * pout);
   }
   const uncached = new D(t.input_tokens - cached);
@@ -90,7 +86,7 @@ export function callCost(price: TokenPrice | undefined, t: CallTokens): string {
 export function addAmounts(...amounts: string[]): string {
   let sum = 0n;
   for (const a of amounts) {
-    const v = toFixedInt(a);
+    const v = scaled(a, SCALE);
     if (v === null) return addDecimals(amounts);
     sum += v;
   }
@@ -103,8 +99,8 @@ function addDecimals(amounts: string[]): string {
 
 /** -1, 0 or 1 as `a` is less than, equal to or more than `b`. */
 export function compareAmounts(a: string, b: string): number {
-  const x = toFixedInt(a);
-  const y = toFixedInt(b);
+  const x = scaled(a, SCALE);
+  const y = scaled(b, SCALE);
   if (x !== null && y !== null) return x < y ? -1 : x > y ? 1 : 0;
   return new D(a).comparedTo(b);
 }
