@@ -1,3 +1,4 @@
+import { DbPriority, DbPriorityLevel } from '../../../common/database/db-priority';
 import { EventNotification, NotificationListener, Notifier, NotifierState } from '../domain/notifier';
 import { EventStore, EventStreamOwner, NewRunEvent, StoredRunEvent } from '../domain/run-event';
 import { HUB_FIRST_PAGE_SIZE, HUB_PAGE_SIZE, StreamHub } from './stream-hub';
@@ -7,6 +8,8 @@ import { RecentEvents } from './recent-events';
 class FakeStore extends EventStore {
   rows: StoredRunEvent[] = [];
   reads = 0;
+  /** The database priority each read was made at (DbPriority). */
+  levels: DbPriorityLevel[] = [];
   hold: Promise<void> | null = null;
 
   add(n: number): void {
@@ -31,6 +34,7 @@ class FakeStore extends EventStore {
   }
   async readRun(_runId: string, after: number, limit: number): Promise<StoredRunEvent[]> {
     this.reads++;
+    this.levels.push(DbPriority.current());
     const snapshot = this.rows.filter((r) => r.sequence > after).slice(0, limit);
     if (this.hold) await this.hold;
     return snapshot;
@@ -161,6 +165,23 @@ describe('StreamHub', () => {
     for (let i = 0; i < 10; i++) await flush();
     expect(pages[0]).toEqual(range(1, HUB_FIRST_PAGE_SIZE));
     expect(pages.flat()).toEqual(range(1, HUB_PAGE_SIZE * 3));
+  });
+
+  it('reads at interactive priority even when a background writer (a run, in its after-commit hook) starts the pump', async () => {
+    const { store, notifier, hub, sink } = setup();
+    const a = sink();
+    // The writer's notification reaches the hub before the subscriber's first read has begun.
+    hub.reserve('run', 'run_1');
+    store.add(3);
+    DbPriority.run('background', () => notifier.fire(3));
+    hub.subscribe('run', 'run_1', 0, a);
+    await flush();
+    store.add(2);
+    DbPriority.run('background', () => notifier.fire(5));
+    await flush();
+    expect(a.got).toEqual(range(1, 5));
+    expect(store.levels.length).toBeGreaterThan(0);
+    expect(store.levels.every((l) => l === 'interactive')).toBe(true);
   });
 
   it('re-reads every stream on resync (notifications may have been lost)', async () => {

@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit, Optional } from '@nestjs/common';
+import { DbPriority } from '../../../common/database/db-priority';
 import { EventNotification, Notifier } from '../domain/notifier';
 import { EventStore, StoredRunEvent } from '../domain/run-event';
 import { RecentEvents } from './recent-events';
@@ -240,7 +241,10 @@ export class StreamHub implements OnModuleInit, OnApplicationShutdown {
       return;
     }
     s.running = true;
-    void this.drain(s)
+    // Someone is waiting on every read a stream makes. Pumps are started by whoever committed or
+    // subscribed, often a run's writer in its after-commit hook at `background` priority, which
+    // the drain would inherit: its reads then queued behind every executing run's statements.
+    void DbPriority.run('interactive', () => this.drain(s))
       .catch((err) => {
         this.logger.warn(`reading ${s.key} failed (retrying): ${(err as Error).message}`);
         if (!s.retryTimer && !this.destroyed) {
