@@ -36,9 +36,10 @@ const AMOUNT_RE = /^\d{1,12}(\.\d{1,12})?$/;
  * (more places, an exponent, a sign) takes decimal.js; both write the same plain string.
  */
 const SCALE = 18;
+const PLAIN_DECIMAL_RE = /^(\d{1,30})(?:\.(\d+))?$/;
 /** `s` as an integer of 10^-`places` units when it is a plain decimal with at most `places` places, else null. */
 function scaled(s: string, places: number): bigint | null {
-  const m = /^(\d{1,30})(?:\.(\d+))?$/.exec(s);
+  const m = PLAIN_DECIMAL_RE.exec(s);
   if (!m || (m[2]?.length ?? 0) > places) return null;
   return BigInt(m[1] + (m[2] ?? '').padEnd(places, '0'));
 }
