@@ -236,6 +236,9 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
       excerpt: o.excerpt,
       next_attempt_at: o.nextAttemptAt?.toISOString() ?? null,
     }));
+    // The rows are found by primary key (`id = ANY`): joined only to the recordset, the planner
+    // (100 rows assumed for it, and a stale estimate of the pending rows) hashed every pending
+    // delivery for each batch - 3.5 ms a statement with a 10,000 backlog (bench B6).
     // Health counts only the outcomes written (an attempt superseded by a later claim says nothing);
     // a 2xx in the batch resets the endpoint (the order within a batch is not known). A healthy
     // endpoint's row is not written at all: the claim skips a locked endpoint row (SKIP LOCKED),
@@ -247,7 +250,7 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
                 next_attempt_at = x.next_attempt_at, lease_until = NULL,
                 delivered_at = CASE WHEN x.status = 'delivered' THEN now() ELSE d.delivered_at END, updated_at = now()
            FROM jsonb_to_recordset($1::jsonb) AS x(id text, attempts integer, status text, response_status integer, error text, excerpt text, next_attempt_at timestamptz, health text, not_started boolean)
-          WHERE d.id = x.id AND d.attempts = x.attempts AND d.status = 'pending'
+          WHERE d.id = ANY ($4::text[]) AND d.id = x.id AND d.attempts = x.attempts AND d.status = 'pending'
          RETURNING d.endpoint_id, x.health),
        h AS (
          SELECT endpoint_id, bool_or(health = 'answered') AS answered, count(*) FILTER (WHERE health = 'failed')::int AS failed
@@ -260,7 +263,7 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
               backoff_until = CASE WHEN n.failures = 0 THEN NULL
                                    ELSE now() + make_interval(secs => ($2::int[])[least(n.failures, cardinality($2::int[]) - 1) + 1]::double precision / 1000) END
          FROM n WHERE e.id = n.id AND (n.failures > 0 OR e.consecutive_failures > 0)`,
-      [toJsonb(rows), policy.backoffMsByFailures, FAILURES_BOUND],
+      [toJsonb(rows), policy.backoffMsByFailures, FAILURES_BOUND, rows.map((r) => r.id)],
     );
   }
 
