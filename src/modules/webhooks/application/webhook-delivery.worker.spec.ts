@@ -24,8 +24,9 @@ class OneClaimQueue extends WebhookDeliveryQueue {
     this.claim = null;
     return c ? [c] : [];
   }
-  async recordAttempts(attempts: RecordedAttempt[]): Promise<void> {
+  async recordAttempts(attempts: RecordedAttempt[]): Promise<ClaimedDelivery[]> {
     this.recorded.push(...attempts);
+    return [];
   }
   async backlog() {
     return { rows: 0, oldestAgeSeconds: 0 };
@@ -170,8 +171,9 @@ class DueQueue extends WebhookDeliveryQueue {
     this.asked.push(limit);
     return this.due.splice(0, limit);
   }
-  async recordAttempts(attempts: RecordedAttempt[]): Promise<void> {
+  async recordAttempts(attempts: RecordedAttempt[]): Promise<ClaimedDelivery[]> {
     this.recorded.push(...attempts);
+    return [];
   }
   async backlog() {
     return { rows: 0, oldestAgeSeconds: 0 };
@@ -248,5 +250,84 @@ describe('WebhookDeliveryWorker: a continuous pipeline, no round barrier', () =>
       await worker.beforeApplicationShutdown();
     }
     expect(queue.recorded.map((r) => r.id).sort()).toEqual(['whevt_h1', 'whevt_h2', 'whevt_ok']);
+  });
+});
+
+/**
+ * The handoff: an answered attempt's outcome is recorded with `handoff`, and the deliveries the
+ * queue claims in that write (its endpoint's next due) are attempted at once, without a claim of
+ * their own; a failed attempt offers nothing. The queue hands out at most one delivery per
+ * `claimDue` (an endpoint at a cap of 1) and one per offered handoff.
+ */
+class HandoffQueue extends DueQueue {
+  claims = 0;
+  writes: Array<{ ids: string[]; offered: number; leaseMs: number | undefined; given: string[] }> = [];
+  override async claimDue(limit: number): Promise<ClaimedDelivery[]> {
+    this.asked.push(limit);
+    const c = this.due.splice(0, 1);
+    if (c.length > 0) this.claims++;
+    return c;
+  }
+  override async recordAttempts(attempts: RecordedAttempt[], _policy: EndpointPolicy, leaseMs?: number): Promise<ClaimedDelivery[]> {
+    this.recorded.push(...attempts);
+    const offered = attempts.filter((a) => a.handoff).length;
+    const given = leaseMs === undefined ? [] : this.due.splice(0, offered);
+    this.writes.push({ ids: attempts.map((a) => a.id), offered, leaseMs, given: given.map((g) => g.delivery.id) });
+    return given;
+  }
+}
+
+describe('WebhookDeliveryWorker: an answered attempt passes its slot to the next due delivery', () => {
+  let server: Server;
+  let base: string;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      seen.push(String(req.headers['webhook-id']));
+      res.writeHead(req.url === '/fail' ? 500 : 200).end('x');
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  });
+
+  function claimed(box: WebhookSecretBox, id: string, path: string): ClaimedDelivery {
+    const at = new Date();
+    return {
+      delivery: { id, tenantId: 't', endpointId: 'wh_1', eventType: 'run.completed', objectId: 'run_1', status: 'pending', attempts: 1, lastResponseStatus: null, lastError: null, lastResponseExcerpt: null, nextAttemptAt: at, createdAt: at, deliveredAt: null },
+      endpoint: { id: 'wh_1', tenantId: 't', url: base + path, events: ['run.completed'], description: null, enabled: true, secretVersion: 1, createdAt: at, updatedAt: at, sealedSecret: box.seal('whsec_' + Buffer.alloc(32, 4).toString('base64')) },
+    };
+  }
+
+  it('ten deliveries of one endpoint: one claim, nine handoffs, each with the claim lease; a failure offers none', async () => {
+    const config = loadConfig({ WORKER_ENABLED: 'false' });
+    const box = new WebhookSecretBox(Buffer.alloc(32, 5));
+    const queue = new HandoffQueue();
+    const payloads = { render: async () => '{}' } as unknown as WebhookPayloads;
+    const http = new OutboundHttpClient(new OutboundUrlPolicy(['http://127.0.0.1:*']));
+    const worker = new WebhookDeliveryWorker(queue, payloads, box, http, config);
+    for (let i = 0; i < 10; i++) queue.due.push(claimed(box, `whevt_${i}`, '/ok'));
+    queue.due.push(claimed(box, 'whevt_fail', '/fail'), claimed(box, 'whevt_after', '/ok'));
+    worker.start();
+    try {
+      const until = Date.now() + 10_000;
+      while (queue.recorded.length < 12 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    } finally {
+      await worker.beforeApplicationShutdown();
+    }
+    expect(seen).toEqual([...Array.from({ length: 10 }, (_, i) => `whevt_${i}`), 'whevt_fail', 'whevt_after']);
+    // whevt_0 was claimed; 1-9 and whevt_fail came by handoff; the failure offered nothing, so
+    // whevt_after needed a claim of its own (woken by the failed attempt's freed slot).
+    expect(queue.claims).toBe(2);
+    expect(queue.writes.flatMap((w) => w.given)).toEqual([...Array.from({ length: 9 }, (_, i) => `whevt_${i + 1}`), 'whevt_fail']);
+    for (const w of queue.writes.filter((x) => x.offered > 0)) expect(w.leaseMs).toBe(config.webhookLeaseMs);
+    const failed = queue.recorded.find((r) => r.id === 'whevt_fail')!;
+    expect(failed).toMatchObject({ health: 'failed', outcome: { status: 'pending', error: 'http_500' } });
+    expect(failed.handoff).toBeUndefined();
+    expect(queue.recorded.filter((r) => r.handoff).map((r) => r.id)).toEqual([...Array.from({ length: 10 }, (_, i) => `whevt_${i}`), 'whevt_after']);
   });
 });

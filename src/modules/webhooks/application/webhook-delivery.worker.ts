@@ -31,8 +31,11 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
  * integration events (the outbox the runs and attachments modules write with their changes) into
  * deliveries, one per subscribed endpoint, in the statement that takes them (SKIP LOCKED); then,
  * if the node has free slots, claims due deliveries for them (one statement, per endpoint: see
- * `claimDue`) and starts their attempts without waiting for them. An attempt that ends frees its
- * slot at once and wakes the loop when that slot may let more be claimed. Each attempt POSTs
+ * `claimDue`) and starts their attempts without waiting for them. An answered attempt passes its
+ * slot on: the statement that records its outcome claims its endpoint's next due delivery
+ * (`recordAttempts`' handoff), whose attempt starts at once - a busy endpoint's deliveries
+ * cost no claim round of their own. A slot that is not passed on (a failure, nothing due) wakes
+ * the loop, whose next claim may fill it. Each attempt POSTs
  * through the guarded outbound client, signed per Standard Webhooks (the same `webhook-id` on
  * every attempt, a fresh timestamp and signature), then records the outcome: `delivered` on
  * 2xx, else the next attempt after an exponential backoff with jitter, or `failed` once the
@@ -148,19 +151,22 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     return claimed.length;
   }
 
-  private track(attempt: Promise<void>): void {
+  /** `attempt` resolves true when its slot was offered for a handoff (the write then wakes the loop if it was not taken). */
+  private track(attempt: Promise<boolean | void>): void {
     const p: Promise<void> = attempt
       .catch((err: Error) => {
         if (this.running) this.logger.error(`webhook attempt failed: ${err.message}`);
+        return false;
       })
-      .finally(() => {
+      .then((offered) => {
         this.inFlight.delete(p);
-        // Every freed slot wakes the loop (a round while it runs: wakes coalesce into one more
-        // round). Waking only when the endpoint was locally at its cap lost wakes: an attempt
-        // that ended while the claim that filled the cap was running left the count below the
-        // cap, and the endpoint's next deliveries waited for the 250 ms poll (bench B6: 4 in
-        // flight drained 73-79 deliveries/s instead of ~500; bench/README.md session 11).
-        this.notify();
+        // Every freed slot that was not passed on wakes the loop (a round while it runs: wakes
+        // coalesce into one more round). Waking only when the endpoint was locally at its cap
+        // lost wakes: an attempt that ended while the claim that filled the cap was running left
+        // the count below the cap, and the endpoint's next deliveries waited for the 250 ms poll
+        // (bench B6: 4 in flight drained 73-79 deliveries/s instead of ~500; bench/README.md
+        // session 11).
+        if (offered !== true) this.notify();
       });
     this.inFlight.add(p);
   }
@@ -171,7 +177,8 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     else this.woken = true;
   }
 
-  private async attempt({ delivery: d, endpoint }: ClaimedDelivery, startBy: number): Promise<void> {
+  /** Resolves true when the outcome was recorded with a handoff of its slot (see `track`). */
+  private async attempt({ delivery: d, endpoint }: ClaimedDelivery, startBy: number): Promise<boolean | void> {
     const fail = async (error: string) => {
       await this.record(d.id, d.attempts, { status: 'failed', responseStatus: null, error, excerpt: null, nextAttemptAt: null }, null);
       this.metrics?.recordWebhookFailed();
@@ -210,7 +217,9 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       const ok = res.status >= 200 && res.status < 300;
       this.metrics?.recordWebhookAttempt(ok ? 'delivered' : 'http_error', res.durationMs / 1000);
       if (ok) {
-        await this.record(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null }, 'answered');
+        const handoff = this.running;
+        await this.record(d.id, d.attempts, { status: 'delivered', responseStatus: res.status, error: null, excerpt, nextAttemptAt: null }, 'answered', handoff ? { handoff } : {});
+        return handoff;
       } else {
         await this.retryOrFail(d, res.status, `http_${res.status}`, excerpt, 'failed');
       }
@@ -229,9 +238,16 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
    * under load a round's deliveries cost one statement rather than one each, and no outcome waits
    * for a slower attempt of its round.
    */
-  private record(id: string, attempts: number, outcome: AttemptOutcome, health: RecordedAttempt['health'], opts: { notStarted?: true } = {}): Promise<void> {
+  private record(
+    id: string,
+    attempts: number,
+    outcome: AttemptOutcome,
+    health: RecordedAttempt['health'],
+    opts: { notStarted?: true; handoff?: boolean } = {},
+  ): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.unrecorded.push({ attempt: { id, attempts, outcome, health, ...(opts.notStarted ? { notStarted: true } : {}) }, resolve, reject });
+      const flags = { ...(opts.notStarted ? { notStarted: true as const } : {}), ...(opts.handoff ? { handoff: true as const } : {}) };
+      this.unrecorded.push({ attempt: { id, attempts, outcome, health, ...flags }, resolve, reject });
       if (!this.recording) void this.writeRecords();
     });
   }
@@ -242,10 +258,19 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
       while (this.unrecorded.length > 0) {
         const batch = this.unrecorded.splice(0);
         try {
-          await this.store.recordAttempts(
+          // Handoffs claim with the same lease and start deadline as `claimAndStart`.
+          const offered = this.running ? batch.filter((b) => b.attempt.handoff).length : 0;
+          const leaseMs = this.config.webhookLeaseMs;
+          const claiming = performance.now();
+          const next = await this.store.recordAttempts(
             batch.map((b) => b.attempt),
             this.policy,
+            offered > 0 ? leaseMs : undefined,
           );
+          const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
+          for (const c of next) this.track(this.attempt(c, requestsStartBy));
+          // A slot offered and not taken (nothing due, the endpoint disabled): the loop's claim may fill it.
+          if (next.length < offered) this.notify();
           for (const b of batch) b.resolve();
         } catch (err) {
           for (const b of batch) b.reject(err as Error);

@@ -64,6 +64,11 @@ export interface RecordedAttempt {
   health: 'answered' | 'failed' | null;
   /** No request was made and none will be for this claim (the endpoint was disabled meanwhile): the claim's count is taken back. */
   notStarted?: true;
+  /**
+   * The attempt was answered and its slot may pass straight to its endpoint's next due delivery
+   * (claimed in the same statement that records this outcome; see `recordAttempts`).
+   */
+  handoff?: true;
 }
 
 /** Port: the delivery queue the worker drains (all tenants). */
@@ -90,8 +95,15 @@ export abstract class WebhookDeliveryQueue {
    * (`attempts` as claimed: a later claim of a presumed-dead attempt wins), releasing its lease,
    * and each endpoint's health (`health`: a 2xx resets its consecutive failures, a failure adds
    * one and sets its backoff from the policy).
+   *
+   * Handoff: for every recorded attempt marked `handoff`, the same statement claims its
+   * endpoint's earliest due delivery as `claimDue` would (leased for `leaseMs`, SKIP LOCKED), if
+   * the endpoint is still enabled: the slot the attempt frees is taken again at once, so an
+   * endpoint's in-flight count never exceeds what it was, and a busy endpoint's next attempt
+   * costs no claim statement of its own. Returns the deliveries claimed so (none without
+   * `leaseMs`).
    */
-  abstract recordAttempts(attempts: RecordedAttempt[], policy: EndpointPolicy): Promise<void>;
+  abstract recordAttempts(attempts: RecordedAttempt[], policy: EndpointPolicy, leaseMs?: number): Promise<ClaimedDelivery[]>;
   /** Pending deliveries (counted up to a bound) and the age of the oldest. */
   abstract backlog(): Promise<OutboxBacklog>;
 }

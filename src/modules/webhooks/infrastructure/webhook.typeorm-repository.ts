@@ -46,6 +46,36 @@ function toEndpoint(r: Row): WebhookEndpoint {
   };
 }
 
+/**
+ * The tail of a statement whose CTE `claimed` returns claimed delivery rows: each with its
+ * endpoint's columns (`ep_*`, read in the same statement rather than one more round trip).
+ */
+const CLAIMED_WITH_ENDPOINT = `SELECT c.*, e.id AS ep_id, e.tenant_id AS ep_tenant_id, e.url AS ep_url, e.events AS ep_events, e.description AS ep_description,
+              e.enabled AS ep_enabled, e.secret_ciphertext AS ep_secret_ciphertext, e.secret_version AS ep_secret_version,
+              e.created_at AS ep_created_at, e.updated_at AS ep_updated_at
+         FROM claimed c LEFT JOIN webhook_endpoints e ON e.id = c.endpoint_id`;
+
+function toClaimed(r: Row): ClaimedDelivery {
+  const endpoint =
+    r.ep_id === null || r.ep_id === undefined
+      ? null
+      : {
+          ...toEndpoint({
+            id: r.ep_id,
+            tenant_id: r.ep_tenant_id,
+            url: r.ep_url,
+            events: r.ep_events,
+            description: r.ep_description,
+            enabled: r.ep_enabled,
+            secret_version: r.ep_secret_version,
+            created_at: r.ep_created_at,
+            updated_at: r.ep_updated_at,
+          }),
+          sealedSecret: r.ep_secret_ciphertext as string,
+        };
+  return { delivery: toDelivery(r), endpoint };
+}
+
 function toDelivery(r: Row): WebhookDelivery {
   return {
     id: r.id,
@@ -208,26 +238,25 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
               WHERE d.endpoint_id = open.id AND d.status = 'pending' AND d.next_attempt_at <= now()
               ORDER BY d.next_attempt_at LIMIT greatest(open.free, 0)
               FOR UPDATE SKIP LOCKED) x),
-       chosen AS (SELECT id FROM picked ORDER BY rank, next_attempt_at LIMIT $1)
-       UPDATE webhook_deliveries d
-          SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::double precision / 1000),
-              lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
-         FROM chosen WHERE d.id = chosen.id
-       RETURNING d.*`,
+       chosen AS (SELECT id FROM picked ORDER BY rank, next_attempt_at LIMIT $1),
+       claimed AS (
+         UPDATE webhook_deliveries d
+            SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::double precision / 1000),
+                lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
+           FROM chosen WHERE d.id = chosen.id
+         RETURNING d.*)
+       ${CLAIMED_WITH_ENDPOINT}`,
       [limit, leaseMs, policy.inFlightByFailures],
     );
-    if (rows.length === 0) return [];
-    const endpointIds = [...new Set(rows.map((r) => r.endpoint_id as string))];
-    const eps = await this.q(`SELECT * FROM webhook_endpoints WHERE id = ANY($1::text[])`, [endpointIds]);
-    const byId = new Map(eps.map((r) => [r.id as string, { ...toEndpoint(r), sealedSecret: r.secret_ciphertext as string }]));
-    return rows.map((r) => ({ delivery: toDelivery(r), endpoint: byId.get(r.endpoint_id) ?? null }));
+    return rows.map(toClaimed);
   }
 
-  async recordAttempts(attempts: RecordedAttempt[], policy: EndpointPolicy): Promise<void> {
-    if (attempts.length === 0) return;
-    const rows = attempts.map(({ id, attempts: n, outcome: o, health, notStarted }) => ({
+  async recordAttempts(attempts: RecordedAttempt[], policy: EndpointPolicy, leaseMs?: number): Promise<ClaimedDelivery[]> {
+    if (attempts.length === 0) return [];
+    const rows = attempts.map(({ id, attempts: n, outcome: o, health, notStarted, handoff }) => ({
       health,
       not_started: notStarted === true,
+      handoff: handoff === true && leaseMs !== undefined,
       id,
       attempts: n,
       status: o.status,
@@ -243,28 +272,50 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
     // a 2xx in the batch resets the endpoint (the order within a batch is not known). A healthy
     // endpoint's row is not written at all: the claim skips a locked endpoint row (SKIP LOCKED),
     // so a write per batch would make every other claim miss it (bench B6: 21 instead of ~180/s).
-    await this.q(
+    // give/successor/claimed: the handoff (see the port) - per endpoint as many of its earliest due
+    // deliveries as it has answered attempts marked `handoff` here, if it is enabled; no count
+    // of leases is needed (one ends for each one taken) and so no lock on the endpoint row.
+    const claimed = await this.q(
       `WITH done AS (
          UPDATE webhook_deliveries d
             SET status = x.status, attempts = d.attempts - CASE WHEN x.not_started THEN 1 ELSE 0 END, last_response_status = x.response_status, last_error = x.error, last_response_excerpt = x.excerpt,
                 next_attempt_at = x.next_attempt_at, lease_until = NULL,
                 delivered_at = CASE WHEN x.status = 'delivered' THEN now() ELSE d.delivered_at END, updated_at = now()
-           FROM jsonb_to_recordset($1::jsonb) AS x(id text, attempts integer, status text, response_status integer, error text, excerpt text, next_attempt_at timestamptz, health text, not_started boolean)
+           FROM jsonb_to_recordset($1::jsonb) AS x(id text, attempts integer, status text, response_status integer, error text, excerpt text, next_attempt_at timestamptz, health text, not_started boolean, handoff boolean)
           WHERE d.id = ANY ($4::text[]) AND d.id = x.id AND d.attempts = x.attempts AND d.status = 'pending'
-         RETURNING d.endpoint_id, x.health),
+         RETURNING d.endpoint_id, x.health, x.handoff),
        h AS (
          SELECT endpoint_id, bool_or(health = 'answered') AS answered, count(*) FILTER (WHERE health = 'failed')::int AS failed
            FROM done WHERE health IS NOT NULL GROUP BY endpoint_id),
        n AS (
          SELECT e.id, CASE WHEN h.answered THEN 0 ELSE least(e.consecutive_failures + h.failed, $3::int) END AS failures
-           FROM webhook_endpoints e JOIN h ON h.endpoint_id = e.id)
-       UPDATE webhook_endpoints e
-          SET consecutive_failures = n.failures,
-              backoff_until = CASE WHEN n.failures = 0 THEN NULL
-                                   ELSE now() + make_interval(secs => ($2::int[])[least(n.failures, cardinality($2::int[]) - 1) + 1]::double precision / 1000) END
-         FROM n WHERE e.id = n.id AND (n.failures > 0 OR e.consecutive_failures > 0)`,
-      [toJsonb(rows), policy.backoffMsByFailures, FAILURES_BOUND, rows.map((r) => r.id)],
+           FROM webhook_endpoints e JOIN h ON h.endpoint_id = e.id),
+       health AS (
+         UPDATE webhook_endpoints e
+            SET consecutive_failures = n.failures,
+                backoff_until = CASE WHEN n.failures = 0 THEN NULL
+                                     ELSE now() + make_interval(secs => ($2::int[])[least(n.failures, cardinality($2::int[]) - 1) + 1]::double precision / 1000) END
+           FROM n WHERE e.id = n.id AND (n.failures > 0 OR e.consecutive_failures > 0)
+         RETURNING e.id),
+       give AS (
+         SELECT done.endpoint_id, count(*)::int AS k FROM done JOIN webhook_endpoints ge ON ge.id = done.endpoint_id AND ge.enabled
+          WHERE done.handoff GROUP BY done.endpoint_id),
+       successor AS (
+         SELECT x.id FROM give CROSS JOIN LATERAL (
+           SELECT d.id FROM webhook_deliveries d
+            WHERE d.endpoint_id = give.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+            ORDER BY d.next_attempt_at LIMIT give.k
+            FOR UPDATE SKIP LOCKED) x),
+       claimed AS (
+         UPDATE webhook_deliveries d
+            SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $5::double precision / 1000),
+                lease_until = now() + make_interval(secs => $5::double precision / 1000), updated_at = now()
+           FROM successor WHERE d.id = successor.id
+         RETURNING d.*)
+       ${CLAIMED_WITH_ENDPOINT}`,
+      [toJsonb(rows), policy.backoffMsByFailures, FAILURES_BOUND, rows.map((r) => r.id), leaseMs ?? 0],
     );
+    return claimed.map(toClaimed);
   }
 
   async backlog(): Promise<OutboxBacklog> {
