@@ -268,7 +268,7 @@ class HandoffQueue extends DueQueue {
     if (c.length > 0) this.claims++;
     return c;
   }
-  override async recordAttempts(attempts: RecordedAttempt[], _policy: EndpointPolicy, leaseMs?: number): Promise<ClaimedDelivery[]> {
+  override async recordAttempts(attempts: RecordedAttempt[], _policy?: EndpointPolicy, leaseMs?: number): Promise<ClaimedDelivery[]> {
     this.recorded.push(...attempts);
     const offered = attempts.filter((a) => a.handoff).length;
     const given = leaseMs === undefined ? [] : this.due.splice(0, offered);
