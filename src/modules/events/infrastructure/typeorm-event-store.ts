@@ -172,7 +172,9 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
 
   async readRun(runId: string, afterSequence: number, limit: number): Promise<StoredRunEvent[]> {
     const rows: EventRow[] = await this.uow.manager.query(
-      `SELECT ${COLUMNS} FROM run_events WHERE run_id = $1 AND sequence > $2 ORDER BY sequence ASC LIMIT $3`,
+      // A function planned once per connection (migration 1764498800000: a prepared statement was
+      // re-planned over every partition on each read of a long run).
+      `SELECT ${COLUMNS} FROM run_events_page($1, $2, $3) ORDER BY sequence`,
       [runId, afterSequence, limit],
     );
     return rows.map(toStored);
@@ -180,7 +182,7 @@ export class TypeormEventStore extends EventStore implements EventStreams, Event
 
   async readSession(sessionId: string, afterSessionSequence: number, limit: number): Promise<StoredRunEvent[]> {
     const rows: EventRow[] = await this.uow.manager.query(
-      `SELECT ${COLUMNS} FROM run_events WHERE session_id = $1 AND session_sequence > $2 ORDER BY session_sequence ASC LIMIT $3`,
+      `SELECT ${COLUMNS} FROM session_events_page($1, $2, $3) ORDER BY session_sequence`,
       [sessionId, afterSessionSequence, limit],
     );
     return rows.map(toStored);
