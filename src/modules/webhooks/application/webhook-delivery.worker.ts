@@ -26,6 +26,11 @@ const EXCERPT_CHARS = 256;
 /** Receivers answer with small bodies; anything larger is cut off (and only the excerpt is kept). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
+/** The latest a claimed attempt's request may start: its timeout then ends `LEASE_GUARD_MS` before the lease (counted from `claiming`). */
+function startDeadline(claiming: number, leaseMs: number): number {
+  return claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
+}
+
 /**
  * Delivers webhooks, on every node, as a pipeline (no rounds): each turn of the loop turns
  * integration events (the outbox the runs and attachments modules write with their changes) into
@@ -146,7 +151,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
     const leaseMs = this.config.webhookLeaseMs;
     const claiming = performance.now();
     const claimed = await this.store.claimDue(slots, leaseMs, this.policy);
-    const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
+    const requestsStartBy = startDeadline(claiming, leaseMs);
     for (const c of claimed) this.track(this.attempt(c, requestsStartBy));
     return claimed.length;
   }
@@ -267,7 +272,7 @@ export class WebhookDeliveryWorker implements OnApplicationBootstrap, BeforeAppl
             this.policy,
             offered > 0 ? leaseMs : undefined,
           );
-          const requestsStartBy = claiming + leaseMs - LEASE_GUARD_MS - WEBHOOK_ATTEMPT_TIMEOUT_MS;
+          const requestsStartBy = startDeadline(claiming, leaseMs);
           for (const c of next) this.track(this.attempt(c, requestsStartBy));
           // A slot offered and not taken (nothing due, the endpoint disabled): the loop's claim may fill it.
           if (next.length < offered) this.notify();

@@ -27,6 +27,19 @@ function endDisabledDeliveries(endpoints: string): string {
     RETURNING d.id`;
 }
 
+/**
+ * Claims the deliveries whose ids the CTE `source` selects: counts the attempt and leases the row
+ * for `leaseMs` (a parameter reference such as `$2`), moving `next_attempt_at` past the lease;
+ * returns the rows (a CTE body, for `claimDue` and the handoff of `recordAttempts`).
+ */
+function leaseClaimed(source: string, leaseMs: string): string {
+  return `UPDATE webhook_deliveries d
+       SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => ${leaseMs}::double precision / 1000),
+           lease_until = now() + make_interval(secs => ${leaseMs}::double precision / 1000), updated_at = now()
+      FROM ${source} WHERE d.id = ${source}.id
+    RETURNING d.*`;
+}
+
 type Row = Record<string, any>;
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
@@ -239,12 +252,7 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
               ORDER BY d.next_attempt_at LIMIT greatest(open.free, 0)
               FOR UPDATE SKIP LOCKED) x),
        chosen AS (SELECT id FROM picked ORDER BY rank, next_attempt_at LIMIT $1),
-       claimed AS (
-         UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $2::double precision / 1000),
-                lease_until = now() + make_interval(secs => $2::double precision / 1000), updated_at = now()
-           FROM chosen WHERE d.id = chosen.id
-         RETURNING d.*)
+       claimed AS (${leaseClaimed('chosen', '$2')})
        ${CLAIMED_WITH_ENDPOINT}`,
       [limit, leaseMs, policy.inFlightByFailures],
     );
@@ -306,12 +314,7 @@ export class WebhookTypeormRepository implements WebhookEndpointRepository, Webh
             WHERE d.endpoint_id = give.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
             ORDER BY d.next_attempt_at LIMIT give.k
             FOR UPDATE SKIP LOCKED) x),
-       claimed AS (
-         UPDATE webhook_deliveries d
-            SET attempts = d.attempts + 1, next_attempt_at = now() + make_interval(secs => $5::double precision / 1000),
-                lease_until = now() + make_interval(secs => $5::double precision / 1000), updated_at = now()
-           FROM successor WHERE d.id = successor.id
-         RETURNING d.*)
+       claimed AS (${leaseClaimed('successor', '$5')})
        ${CLAIMED_WITH_ENDPOINT}`,
       [toJsonb(rows), policy.backoffMsByFailures, FAILURES_BOUND, rows.map((r) => r.id), leaseMs ?? 0],
     );
