@@ -1,3 +1,4 @@
+import { DataSource } from 'typeorm';
 import { UnitOfWork } from '../../src/common/database/unit-of-work';
 import { ConcurrencyConflict } from '../../src/common/errors/domain-error';
 import { newId } from '../../src/common/ids/ids';
@@ -315,6 +316,86 @@ describe('RunRepository', () => {
       await uow.manager.query(`UPDATE runs SET status = 'cancelled' WHERE id = $1`, [second.id]);
       await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false, inbox: [] });
     });
+
+    /** The run row's status and version, and how many events it has. */
+    async function runState(runId: string): Promise<{ status: string; version: number; events: number }> {
+      const [row] = await uow.manager.query(`SELECT status, version, (SELECT count(*) FROM run_events WHERE run_id = $1)::int AS events FROM runs WHERE id = $1`, [runId]);
+      return { status: row.status, version: Number(row.version), events: Number(row.events) };
+    }
+
+    it('saveEnding: one statement ends a run and moves the session to its next run; nothing is written while the run holds an input it did not take', async () => {
+      const session = await createSession(t, KEYS.memberA1);
+      const first = queuedRun(session);
+      const second = queuedRun(session);
+      await submit(first);
+      await submit(second);
+      // An input steered to `first` that it has not taken: the locking way must decide (a follow-up run).
+      await uow.manager.query(`UPDATE runs SET inbox = jsonb_build_array($2::jsonb) WHERE id = $1`, [first.id, JSON.stringify(steered(newId('msg')))]);
+      const before = await runState(first.id);
+      const a = (await runs.findById(first.id)) as Run;
+      a.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      await expect(runs.saveEnding(a, { settleSession: new Date() })).resolves.toBeNull();
+      expect(await runState(first.id)).toEqual(before);
+      expect((await sessionRow(session.id)).active_run_id).toBe(first.id);
+      // Without it: ended in one statement, the session moved to `second`, which is active.
+      await uow.manager.query(`UPDATE runs SET inbox = '[]'::jsonb WHERE id = $1`, [first.id]);
+      const a2 = (await runs.findById(first.id)) as Run;
+      a2.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      await expect(runs.saveEnding(a2, { settleSession: new Date() })).resolves.toEqual({ othersActive: true });
+      expect(await runState(first.id)).toMatchObject({ status: 'cancelled', version: before.version + 1 });
+      expect((await runState(first.id)).events).toBeGreaterThan(before.events);
+      expect((await sessionRow(session.id)).active_run_id).toBe(second.id);
+      // A stale version: nothing written, null (the locking way then reports the conflict).
+      await expect(runs.saveEnding(a, { settleSession: new Date() })).resolves.toBeNull();
+      const b = (await runs.findById(second.id)) as Run;
+      b.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      await expect(runs.saveEnding(b, { settleSession: new Date() })).resolves.toEqual({ othersActive: false });
+      expect((await sessionRow(session.id)).active_run_id).toBeNull();
+    });
+
+    // Two connections at once: PostgreSQL only (the embedded database serves one at a time).
+    if (process.env.DATABASE_URL) {
+      it('saveEnding writes nothing when the session row changed after its snapshot (a run added while it waited for the lock): the locking way then sees that run', async () => {
+        const session = await createSession(t, KEYS.memberA1);
+        const first = queuedRun(session);
+        await submit(first);
+        const before = await runState(first.id);
+        const a = (await runs.findById(first.id)) as Run;
+        a.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+        // Another transaction holds the session row and adds a queued run to the session (a copy
+        // of `first`'s row under a new id), as a run's creation does.
+        const db = t.app.get(DataSource);
+        const other = db.createQueryRunner();
+        await other.connect();
+        const added = newId('run');
+        try {
+          await other.startTransaction();
+          await other.query(`UPDATE sessions SET revision = revision + 1 WHERE id = $1`, [session.id]);
+          const ending = runs.saveEnding(a, { settleSession: new Date() });
+          // The ending statement has taken its snapshot and waits for the session row.
+          for (let i = 0; ; i++) {
+            const waiting = await db.query(`SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'WITH guard AS (UPDATE runs%'`);
+            if (waiting.length > 0) break;
+            if (i > 200) throw new Error('the ending statement never waited for the session row');
+            await new Promise((r) => setTimeout(r, 10));
+          }
+          await other.query(
+            `INSERT INTO runs (id, tenant_id, subject_id, session_id, agent_id, agent_version, model, status, user_message_id, usage, limits, metadata, state, inbox, version, created_at, updated_at, queue_expires_at)
+             SELECT $2, tenant_id, subject_id, session_id, agent_id, agent_version, model, 'queued', $3, usage, limits, metadata, state, inbox, 1, created_at + interval '1 millisecond', updated_at, queue_expires_at FROM runs WHERE id = $1`,
+            [first.id, added, newId('msg')],
+          );
+          await other.commitTransaction();
+          await expect(ending).resolves.toBeNull();
+        } finally {
+          await other.release();
+        }
+        expect(await runState(first.id)).toEqual(before);
+        // The locking way: the session's next run is the one added meanwhile.
+        await persistence.save(a);
+        expect(await runState(first.id)).toMatchObject({ status: 'cancelled' });
+        expect((await sessionRow(session.id)).active_run_id).toBe(added);
+      });
+    }
 
     it('moves the session to its next active run when a run ends (RunPersistence), and to none after the last', async () => {
       const session = await createSession(t, KEYS.memberA1);

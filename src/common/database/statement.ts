@@ -52,6 +52,11 @@ export interface GuardedStatement {
   guard: StatementPart;
   riders: GuardedRider[];
   tail?: GuardedTail;
+  /**
+   * More columns of the result (SQL select-list items, e.g. a rider's `RETURNING` read with a
+   * subquery): the final SELECT becomes `SELECT t.*, <returning> FROM (<tail SELECT>) t`.
+   */
+  returning?: string;
 }
 
 /**
@@ -66,5 +71,6 @@ export function guardedStatement(s: GuardedStatement): { sql: string; params: un
   const riders = s.riders.map((r) => r(params, GUARD));
   if (!tail && riders.length === 0) return { sql: guard, params: params.values };
   const ctes = [`${GUARD.name} AS (${guard})`, ...riders, ...(tail?.ctes ?? [])].join(', ');
-  return { sql: `WITH ${ctes}${tail ? tail.select : ` SELECT id FROM ${GUARD.name}`}`, params: params.values };
+  const select = tail ? tail.select : ` SELECT id FROM ${GUARD.name}`;
+  return { sql: `WITH ${ctes}${s.returning ? ` SELECT t.*, ${s.returning} FROM (${select}) t` : select}`, params: params.values };
 }

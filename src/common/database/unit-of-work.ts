@@ -74,6 +74,11 @@ export class UnitOfWork {
     return this.als.getStore()?.manager ?? this.dataSource.manager;
   }
 
+  /** True inside `run()`, `statement()` or `batch()`: a statement may not stand on its own. */
+  get inContext(): boolean {
+    return this.als.getStore() !== undefined;
+  }
+
   get inTransaction(): boolean {
     const ctx = this.als.getStore();
     return ctx !== undefined && !ctx.single && !ctx.writes;

@@ -192,6 +192,17 @@ export class RunPersistence {
       await this.runs.save(run, { message });
       return;
     }
+    if (settleAt && !inTx && !run.endedAwaitingApproval && !this.uow.inContext) {
+      // The usual end (no input left in its inbox, no approval to close): one statement, no
+      // transaction - 3 round trips fewer than the locking way below, which it falls back to
+      // (from scratch: nothing was written) when a steer arrived or the session row changed.
+      const ended = await this.runs.saveEnding(run, { message, settleSession: settleAt });
+      if (ended) {
+        // The session's next run may start now: wake the worker (it also polls).
+        if (ended.othersActive) this.uow.afterCommit(() => this.signals.workAvailable());
+        return;
+      }
+    }
     await this.uow.run(async () => {
       // Lock order everywhere: session row, then run row, then the rest (approvals, messages,
       // event counters). Taken first, before `inTx`, which may lock an approval row (decide,

@@ -55,7 +55,8 @@ export interface StepCommit {
    * `last_active_at` to this time (with a message append, in that append's update of the session
    * row: one statement cannot update a row twice). The caller must hold the session row lock from
    * an EARLIER statement of its transaction: a statement that waited for it would pick the next
-   * run from a snapshot older than the transaction it waited for.
+   * run from a snapshot older than the transaction it waited for (`saveEnding` instead checks
+   * that nothing changed the session row after its snapshot).
    */
   settleSession?: Date;
 }
@@ -104,6 +105,16 @@ export abstract class RunRepository {
    * appended and `commit`'s writes: one statement (it joins the ambient transaction, if any).
    */
   abstract save(run: Run, commit?: StepCommit): Promise<void>;
+  /**
+   * An ending run's save without a transaction (`save` with `settleSession` needs one that locked
+   * the session row first): ONE statement that locks the session row, then the run row, and
+   * writes only while the run holds no steered input it did not take and the session row is the
+   * version the statement's snapshot sees (so the next active run it picks is not missing a run
+   * committed while the lock was awaited). Answers whether another run of the session is active
+   * now, or null when nothing was written because a condition did not hold (or the version did
+   * not match): the caller then takes the locking way, which decides.
+   */
+  abstract saveEnding(run: Run, commit: { message?: MessageWrite; settleSession: Date }): Promise<{ othersActive: boolean } | null>;
   /**
    * Locks the session row, then the run row (the lock order everywhere: session, run, then
    * the rest), first in every transaction that saves a run, and answers whether another run of

@@ -3,7 +3,7 @@ import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
 import { GuardedRider, guardedStatement, StatementParams, StatementPart } from '../../../common/database/statement';
 import { EntitySql } from '../../../common/database/entity-sql';
-import { UnitOfWork } from '../../../common/database/unit-of-work';
+import { UnitOfWork, UOW_ABORT_SQLSTATE } from '../../../common/database/unit-of-work';
 import { MessageStatementParts, SessionRowChange } from '../../sessions/infrastructure/message-statement-parts';
 import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
@@ -15,6 +15,7 @@ import { SpendRider } from '../../usage/domain/spend-rider';
 import { runIntegrationEvents } from '../domain/run-integration-events';
 import { Run, SteeredInput } from '../domain/run.aggregate';
 import { DueRun, RunInputCommit, RunReadView, RunRepository, SessionAwaitsInput, SessionDefaultConcurrency, SteerReceipt, StepCommit } from '../domain/run.repository';
+import type { MessageWrite } from '../../sessions/domain/message';
 import { InputDisposition, InputReceipt } from '../domain/input-receipt';
 import { isWaiting, TERMINAL_STATUSES } from '../domain/run-status';
 import { admit } from '../domain/run-decider';
@@ -40,6 +41,14 @@ interface RunColumn {
 }
 /** Set at insert and never changed by a save (the inbox only loses what the run took: see save). */
 const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'createdAt', 'inbox']);
+
+/** `uow_abort` reason of an ending save whose session row changed after its snapshot. */
+const SESSION_MOVED = 'session_moved';
+
+function isSessionMoved(err: unknown): boolean {
+  const cause = ((err as { driverError?: unknown }).driverError ?? err) as { code?: string; message?: string };
+  return cause?.code === UOW_ABORT_SQLSTATE && cause.message === SESSION_MOVED;
+}
 
 @Injectable()
 export class RunTypeormRepository extends RunRepository {
@@ -109,6 +118,28 @@ export class RunTypeormRepository extends RunRepository {
   }
 
   async save(run: Run, commit: StepCommit = {}): Promise<void> {
+    await this.write(run, commit, false);
+  }
+
+  async saveEnding(run: Run, commit: { message?: MessageWrite; settleSession: Date }): Promise<{ othersActive: boolean } | null> {
+    try {
+      const next = await this.write(run, commit, true);
+      return { othersActive: next !== null && next !== undefined };
+    } catch (err) {
+      // Nothing was written (one statement): the caller takes the locking way, which decides.
+      if (err instanceof ConcurrencyConflict || isSessionMoved(err)) return null;
+      throw err;
+    }
+  }
+
+  /**
+   * The run's versioned UPDATE with the step's other writes riding on it, as one statement.
+   * `ending` (saveEnding): the statement locks the session row first (its InitPlan), matches only
+   * while the run holds no steered input it did not take, and moves the session's `active_run_id`
+   * only if the session row is the version its snapshot sees (else it raises `session_moved`);
+   * it returns the session's next active run.
+   */
+  private async write(run: Run, commit: StepCommit, ending: boolean): Promise<string | null | undefined> {
     if (!run.hasChanges) {
       if (commit.message || commit.settleSession) throw new Error('a run save with other writes needs changes to the run');
       return;
@@ -125,7 +156,8 @@ export class RunTypeormRepository extends RunRepository {
     const statusChanges = run.unsavedStatusChanges.length;
     const published = statusChanges > 0 ? runIntegrationEvents(run.propsForPersistence(), run.unsavedStatusChanges) : [];
     // A message append takes the session's next slot: the session row is locked before the run row.
-    const lockSession = commit.message?.kind === 'append';
+    const appends = commit.message?.kind === 'append';
+    const lockSession = appends || ending;
     // The guard: the versioned UPDATE. Plain SQL: TypeORM's query builders were ~20% of the CPU
     // of a run read or write (profile).
     const guard: StatementPart = (p) => {
@@ -143,14 +175,17 @@ export class RunTypeormRepository extends RunRepository {
       }
       // The session row first: the sessions module's lock condition runs before the scan of runs.
       const lock = lockSession ? ` AND ${this.messageParts.sessionLocked(run.owner.sessionId)(p)}` : '';
-      return `UPDATE runs SET ${setters.join(', ')} WHERE id = ${id} AND version = ${version}${lock} RETURNING id`;
+      // An ending run without a transaction: only while every input in its inbox is one it took
+      // (a steer that arrived meanwhile is re-read here: the row is re-checked once locked).
+      const alone = ending ? ` AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(inbox) x(e) WHERE NOT (x.e->>'message_id' = ANY(${p.add(taken)[0]}::text[])))` : '';
+      return `UPDATE runs SET ${setters.join(', ')} WHERE id = ${id} AND version = ${version}${lock}${alone} RETURNING id`;
     };
     // The session's next active run (this one is ending): in the message append's update of the
     // session row if there is one (a statement cannot update a row twice), else on its own.
-    const settle = commit.settleSession ? this.settleChange(run, commit.settleSession) : undefined;
+    const settle = commit.settleSession ? this.settleChange(run, commit.settleSession, ending) : undefined;
     const riders: GuardedRider[] = [];
-    if (commit.message) riders.push(this.messageParts.afterGuard(commit.message, lockSession ? settle : undefined));
-    if (settle && !lockSession) riders.push(this.messageParts.sessionAfterGuard(run.owner.sessionId, settle));
+    if (commit.message) riders.push(this.messageParts.afterGuard(commit.message, appends ? settle : undefined));
+    if (settle && !appends) riders.push(this.messageParts.sessionAfterGuard(run.owner.sessionId, settle));
     if (published.length > 0) riders.push(this.outbox.afterGuard(published));
     // Receipts of the messages a model turn of this run takes now: the steered inputs it took, and
     // its own user message when it starts (its first turn follows in the same execution).
@@ -172,21 +207,28 @@ export class RunTypeormRepository extends RunRepository {
     if (spent.length > 0) riders.push(this.spend.afterGuard(spent));
     // The conditional UPDATE, the other writes and the events in one statement: nothing without the update.
     const tail = events.length > 0 ? this.eventParts.appendAfterGuard(run.owner, events) : undefined;
-    const { sql, params } = guardedStatement({ guard, riders, tail });
-    await this.uow.statement(async (m) => {
-      const rows = await queryRows(m, sql, params);
+    const next = ending && settle ? `(${appends ? this.messageParts.activeRunAfterAppend() : this.messageParts.activeRunAfterSessionChange()}) AS next_active_run` : undefined;
+    const { sql, params } = guardedStatement({ guard, riders, tail, returning: next });
+    const nextActive = await this.uow.statement(async (m) => {
+      const rows = await queryRows<{ next_active_run?: string | null }>(m, sql, params);
       const matched = tail ? (await tail.complete(rows)) !== null : rows.length === 1;
       if (!matched) throw new ConcurrencyConflict('run', row.id, run.expectedVersion);
+      return rows[0]?.next_active_run;
     });
     run.markSaved(events.length, taken.length, statusChanges, spent.length);
+    return nextActive;
   }
 
   /** An ending run's change to its session row: `active_run_id` to the session's next active run. */
-  private settleChange(run: Run, now: Date): SessionRowChange {
+  private settleChange(run: Run, now: Date, fromSnapshot: boolean): SessionRowChange {
     return {
       render: (p) => {
         const [session, ending, at] = p.add(run.owner.sessionId, run.id, now);
-        return { set: `last_active_at = ${at}, active_run_id = (${firstActiveRunSql(`${session}::text`, `${ending}::text`)})` };
+        const next = `(${firstActiveRunSql(`${session}::text`, `${ending}::text`)})`;
+        // The next run is read from the statement's snapshot: right only if no transaction changed
+        // the session row after it (every writer that adds a run to a session updates that row).
+        const active = fromSnapshot ? `CASE WHEN ${this.messageParts.sessionRowAsOfSnapshot(run.owner.sessionId)(p)} THEN ${next} ELSE uow_abort('${SESSION_MOVED}')::text END` : next;
+        return { set: `last_active_at = ${at}, active_run_id = ${active}` };
       },
     };
   }

@@ -46,6 +46,15 @@ export abstract class MessageStatementParts {
   abstract afterGuard(write: MessageWrite, session?: SessionRowChange): GuardedRider;
   /** `session`'s assignments to the session row alone (no message), riding on a guarded statement. */
   abstract sessionAfterGuard(sessionId: string, session: SessionRowChange): GuardedRider;
+  /** A subquery: the session's `active_run_id` as `sessionAfterGuard`'s update left it (no row: it did not update). */
+  abstract activeRunAfterSessionChange(): string;
+  /**
+   * A condition (SQL) for an assignment of `session`'s change to the session row: true when the
+   * row being updated is the version the statement's snapshot sees, false when a transaction
+   * committed a newer one after the snapshot was taken (the update then sees the newer version,
+   * but the statement's subqueries do not).
+   */
+  abstract sessionRowAsOfSnapshot(sessionId: string): StatementPart;
   /**
    * A condition (SQL) that locks the session row before the rest of its statement runs (true
    * when the row exists): for a statement of another module that must hold the session before

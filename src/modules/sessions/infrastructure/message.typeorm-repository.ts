@@ -169,8 +169,18 @@ export class MessageTypeormRepository extends MessageRepository implements Messa
     return (p, guard) => {
       const { set } = session.render(p);
       const [id] = p.add(sessionId);
-      return `settle AS (UPDATE sessions SET ${set} WHERE id = ${id} AND ${guard.matched})`;
+      return `settle AS (UPDATE sessions SET ${set} WHERE id = ${id} AND ${guard.matched} RETURNING active_run_id)`;
     };
+  }
+
+  activeRunAfterSessionChange(): string {
+    return `SELECT active_run_id FROM settle`;
+  }
+
+  sessionRowAsOfSnapshot(sessionId: string): StatementPart {
+    // `xmin`: the transaction that wrote the row version. The unqualified `xmin` is the row the
+    // UPDATE is changing (re-read after a concurrent update); the subquery reads the snapshot's.
+    return (p) => `sessions.xmin = (SELECT s0.xmin FROM sessions s0 WHERE s0.id = ${p.add(sessionId)[0]})`;
   }
 
   activeRunAfterAppend(): string {
