@@ -1,5 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
-import { AuditChainKey, AuditRecord, AuditRecordBody, auditRecordHash, canonicalAuditRecord, ChainEras, GENESIS_HASH, jsonSafe, legacyAuditHash, verifyBatch } from './audit-record';
+import { AuditChainKey, AuditRecord, AuditRecordBody, auditRecordHash, canonicalAuditRecord, ChainEras, GENESIS_HASH, jsonSafe, legacyAuditHash, verifyBatch, verifyInSlices } from './audit-record';
 
 const KEY = Buffer.from('k'.repeat(32));
 const key = new AuditChainKey(KEY);
@@ -127,5 +127,40 @@ describe('verifyBatch', () => {
     const relinked = records.map((r) => (r.seq === 3 ? { ...r, prevHash: GENESIS_HASH } : r));
     expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, relinked)).toEqual({ ok: false, checked: 2, broken: { id: 'aud_3', seq: 3, reason: 'prev_hash_mismatch' } });
     expect(verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, [records[0], records[2]])).toEqual({ ok: false, checked: 1, broken: { id: 'aud_3', seq: 3, reason: 'seq_gap' } });
+  });
+});
+
+describe('verifyInSlices', () => {
+  const many = chain(Array.from({ length: 250 }, (_, i) => body({ id: `aud_${i + 1}`, seq: i + 1 })));
+
+  it('gives verifyBatch\'s answer over slices: the last link, or the first break counted from the first record', async () => {
+    await expect(verifyInSlices(key, eras(0), { seq: 0, hash: GENESIS_HASH }, many)).resolves.toEqual({ ok: true, last: { seq: 250, hash: many[249].hash } });
+    const tampered = many.map((r) => (r.seq === 150 ? { ...r, data: { z: 2 } } : r));
+    await expect(verifyInSlices(key, eras(0), { seq: 0, hash: GENESIS_HASH }, tampered)).resolves.toEqual({ ok: false, checked: 149, broken: { id: 'aud_150', seq: 150, reason: 'hash_mismatch' } });
+    // A break at a slice's first record: the link carried over from the slice before is checked.
+    const relinked = many.map((r) => (r.seq === 101 ? { ...r, prevHash: GENESIS_HASH } : r));
+    await expect(verifyInSlices(key, eras(0), { seq: 0, hash: GENESIS_HASH }, relinked)).resolves.toMatchObject({ ok: false, checked: 100, broken: { seq: 101, reason: 'prev_hash_mismatch' } });
+    await expect(verifyInSlices(key, eras(0), { seq: 0, hash: GENESIS_HASH }, [])).resolves.toEqual({ ok: true, last: { seq: 0, hash: GENESIS_HASH } });
+  });
+
+  it('lets the event loop turn between slices (a timer or an I/O callback due meanwhile runs before it ends)', async () => {
+    let turns = 0;
+    let counting = true;
+    const tick = (): void => {
+      if (!counting) return;
+      turns++;
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    await verifyInSlices(key, eras(0), { seq: 0, hash: GENESIS_HASH }, many, 50);
+    counting = false;
+    // 5 slices: 4 yields, each lets the ticker run once.
+    expect(turns).toBeGreaterThanOrEqual(4);
+    turns = 0;
+    counting = true;
+    setImmediate(tick);
+    verifyBatch(key, eras(0), { seq: 0, hash: GENESIS_HASH }, many);
+    counting = false;
+    expect(turns).toBe(0);
   });
 });
