@@ -341,6 +341,8 @@ describe('web console (/console) in Chromium', () => {
   it('handoffs: the example triage agent hands off to billing; the timeline names both agents, live and from the history', async () => {
     const sid = await createSession(t, KEYS.adminA, { agent_id: 'triage', title: 'Refund question' });
     await page.goto(`${t.url}/console/#/sessions/${sid}`);
+    // A hash route: the previous test's page is still there until this session's renders.
+    await page.getByRole('heading', { name: 'Refund question' }).waitFor();
     const composer = page.getByRole('textbox', { name: 'Message' });
     await composer.fill(script([{ tool_calls: [{ name: 'transfer_to_billing', arguments: { reason: 'a refund' } }] }, { text: 'Billing here: the refund is on its way.' }]));
     await composer.press('Enter');
@@ -365,6 +367,8 @@ describe('web console (/console) in Chromium', () => {
   it('subagents: the example researcher fans out 3 subagents; the timeline shows each, the tree lists them and opens each as its own session page', async () => {
     const sid = await createSession(t, KEYS.adminA, { agent_id: 'research_lead', title: 'Market research' });
     await page.goto(`${t.url}/console/#/sessions/${sid}`);
+    // A hash route: the previous test's session page (and its composer) is still there until this one renders.
+    await page.getByRole('heading', { name: 'Market research' }).waitFor();
     const spawn = (name: string, ms: number) => ({ name: 'create_subagent', arguments: { name, instructions: script([{ sleep_ms: ms, text: `${name}: done` }]) } });
     const composer = page.getByRole('textbox', { name: 'Message' });
     await composer.fill(script([{ tool_calls: [spawn('prices', 4000), spawn('supply', 4000), spawn('demand', 4000)] }, { tool_calls: [{ name: 'wait_for_subagents', arguments: {} }] }, { text: 'All three reported.' }]));
