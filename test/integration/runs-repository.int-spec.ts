@@ -317,6 +317,13 @@ describe('RunRepository', () => {
       await expect(uow.run(() => runs.lockSessionOf(first))).resolves.toEqual({ othersActive: false, inbox: [] });
     });
 
+    /** The run as stored, with a cancel decided (a queued run: cancelled at once), not yet saved. */
+    async function cancelled(runId: string): Promise<Run> {
+      const run = (await runs.findById(runId)) as Run;
+      run.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      return run;
+    }
+
     /** The run row's status and version, and how many events it has. */
     async function runState(runId: string): Promise<{ status: string; version: number; events: number }> {
       const [row] = await uow.manager.query(`SELECT status, version, (SELECT count(*) FROM run_events WHERE run_id = $1)::int AS events FROM runs WHERE id = $1`, [runId]);
@@ -332,23 +339,20 @@ describe('RunRepository', () => {
       // An input steered to `first` that it has not taken: the locking way must decide (a follow-up run).
       await uow.manager.query(`UPDATE runs SET inbox = jsonb_build_array($2::jsonb) WHERE id = $1`, [first.id, JSON.stringify(steered(newId('msg')))]);
       const before = await runState(first.id);
-      const a = (await runs.findById(first.id)) as Run;
-      a.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      const a = await cancelled(first.id);
       await expect(runs.saveEnding(a, { settleSession: new Date() })).resolves.toBeNull();
       expect(await runState(first.id)).toEqual(before);
       expect((await sessionRow(session.id)).active_run_id).toBe(first.id);
       // Without it: ended in one statement, the session moved to `second`, which is active.
       await uow.manager.query(`UPDATE runs SET inbox = '[]'::jsonb WHERE id = $1`, [first.id]);
-      const a2 = (await runs.findById(first.id)) as Run;
-      a2.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      const a2 = await cancelled(first.id);
       await expect(runs.saveEnding(a2, { settleSession: new Date() })).resolves.toEqual({ othersActive: true });
       expect(await runState(first.id)).toMatchObject({ status: 'cancelled', version: before.version + 1 });
       expect((await runState(first.id)).events).toBeGreaterThan(before.events);
       expect((await sessionRow(session.id)).active_run_id).toBe(second.id);
       // A stale version: nothing written, null (the locking way then reports the conflict).
       await expect(runs.saveEnding(a, { settleSession: new Date() })).resolves.toBeNull();
-      const b = (await runs.findById(second.id)) as Run;
-      b.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      const b = await cancelled(second.id);
       await expect(runs.saveEnding(b, { settleSession: new Date() })).resolves.toEqual({ othersActive: false });
       expect((await sessionRow(session.id)).active_run_id).toBeNull();
     });
@@ -360,8 +364,7 @@ describe('RunRepository', () => {
         const first = queuedRun(session);
         await submit(first);
         const before = await runState(first.id);
-        const a = (await runs.findById(first.id)) as Run;
-        a.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+        const a = await cancelled(first.id);
         // Another transaction holds the session row and adds a queued run to the session (a copy
         // of `first`'s row under a new id), as a run's creation does.
         const db = t.app.get(DataSource);
@@ -403,12 +406,10 @@ describe('RunRepository', () => {
       const second = queuedRun(session);
       await submit(first);
       await submit(second);
-      const a = (await runs.findById(first.id)) as Run;
-      a.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv()); // queued: cancelled at once
+      const a = await cancelled(first.id); // queued: cancelled at once
       await persistence.save(a);
       expect((await sessionRow(session.id)).active_run_id).toBe(second.id);
-      const b = (await runs.findById(second.id)) as Run;
-      b.decide({ type: 'cancel_requested', requested_by: 'test' }, testEnv());
+      const b = await cancelled(second.id);
       await persistence.save(b);
       expect((await sessionRow(session.id)).active_run_id).toBeNull();
       expect((await runs.findById(second.id))!.snapshot().status).toBe('cancelled');

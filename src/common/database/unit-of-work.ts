@@ -31,6 +31,12 @@ export interface BatchWrite {
 /** SQLSTATE raised by `uow_abort(reason)` (migration UnitOfWorkAbort): a BatchWrite's `expect` failed. */
 export const UOW_ABORT_SQLSTATE = 'UW001';
 
+/** The reason given to `uow_abort` when `err` is the error it raised (TypeORM wraps the driver's error), else null. */
+export function uowAbortReason(err: unknown): string | null {
+  const cause = ((err as { driverError?: unknown }).driverError ?? err) as { code?: string; message?: string } | null;
+  return cause?.code === UOW_ABORT_SQLSTATE ? (cause.message ?? '') : null;
+}
+
 /** The SQL of one statement running `writes` (see BatchWrite) and its parameters. */
 export function batchStatement(writes: BatchWrite[]): { sql: string; params: unknown[] } {
   const p = new StatementParams();
@@ -133,11 +139,10 @@ export class UnitOfWork {
       if (savepoint) await manager.query('RELEASE SAVEPOINT uow_write');
     } catch (err) {
       if (savepoint) await manager.query('ROLLBACK TO SAVEPOINT uow_write');
-      // TypeORM wraps the driver's error (QueryFailedError.driverError).
-      const cause = ((err as { driverError?: unknown }).driverError ?? err) as { code?: string; message?: string };
-      if (cause?.code !== UOW_ABORT_SQLSTATE) throw err;
-      const failed = writes[Number(cause.message)];
-      throw failed?.fail ? await failed.fail() : new Error(`a batched write's condition failed (${failed?.expect ?? cause.message})`);
+      const reason = uowAbortReason(err);
+      if (reason === null) throw err;
+      const failed = writes[Number(reason)];
+      throw failed?.fail ? await failed.fail() : new Error(`a batched write's condition failed (${failed?.expect ?? reason})`);
     }
   }
 

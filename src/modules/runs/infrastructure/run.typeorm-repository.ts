@@ -3,7 +3,7 @@ import { toJsonb } from '../../../common/database/jsonb';
 import { queryRows } from '../../../common/database/sql';
 import { GuardedRider, guardedStatement, StatementParams, StatementPart } from '../../../common/database/statement';
 import { EntitySql } from '../../../common/database/entity-sql';
-import { UnitOfWork, UOW_ABORT_SQLSTATE } from '../../../common/database/unit-of-work';
+import { UnitOfWork, uowAbortReason } from '../../../common/database/unit-of-work';
 import { MessageStatementParts, SessionRowChange } from '../../sessions/infrastructure/message-statement-parts';
 import { SessionRepository } from '../../sessions/domain/session.repository';
 import { ConcurrencyConflict, DomainError } from '../../../common/errors/domain-error';
@@ -44,11 +44,6 @@ const NOT_UPDATED = new Set(['id', 'tenantId', 'subjectId', 'sessionId', 'create
 
 /** `uow_abort` reason of an ending save whose session row changed after its snapshot. */
 const SESSION_MOVED = 'session_moved';
-
-function isSessionMoved(err: unknown): boolean {
-  const cause = ((err as { driverError?: unknown }).driverError ?? err) as { code?: string; message?: string };
-  return cause?.code === UOW_ABORT_SQLSTATE && cause.message === SESSION_MOVED;
-}
 
 @Injectable()
 export class RunTypeormRepository extends RunRepository {
@@ -124,10 +119,10 @@ export class RunTypeormRepository extends RunRepository {
   async saveEnding(run: Run, commit: { message?: MessageWrite; settleSession: Date }): Promise<{ othersActive: boolean } | null> {
     try {
       const next = await this.write(run, commit, true);
-      return { othersActive: next !== null && next !== undefined };
+      return { othersActive: next != null };
     } catch (err) {
       // Nothing was written (one statement): the caller takes the locking way, which decides.
-      if (err instanceof ConcurrencyConflict || isSessionMoved(err)) return null;
+      if (err instanceof ConcurrencyConflict || uowAbortReason(err) === SESSION_MOVED) return null;
       throw err;
     }
   }
