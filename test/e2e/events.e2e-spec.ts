@@ -340,25 +340,40 @@ describe('events API', () => {
 
     it('retention drops a whole partition once its runs finished: older cursors are 410 cursor_expired, later ones still work', async () => {
       const sweeper = t.app.get(EventRetentionSweeper);
-      await sweeper.ensurePartitions(); // the partitions of the next two periods (also made at start-up)
+      const HOUR = 3_600_000;
+      // Partitions well past the times used below (also made at start-up, two periods ahead).
+      await sweeper.ensurePartitions(new Date(Date.now() + 30 * 24 * HOUR));
       const session = await createSession(t, KEYS.memberA1);
       const old = await insertRun(t, session, 'completed');
       await append(t, old, [{ type: 'run.started', data: { status: 'running' } }, ...deltas(3), FINISHED]);
       const active = await insertRun(t, session);
       await append(t, active, [{ type: 'run.started', data: { status: 'running' } }]);
-      // Into the time partitions ahead: the finished run 3 days from now, the active one 10 days.
+      // Where the partition boundaries fall depends on the day the database was made (the embedded
+      // template is cached across days), so the test places its runs by the boundaries themselves:
+      // the finished run alone in the partition after the one holding "now" (with other tests'
+      // unfinished runs), the active run in the partition after that.
       const uow = t.app.get(UnitOfWork);
-      await uow.manager.query(`UPDATE run_events SET occurred_at = occurred_at + interval '3 days' WHERE run_id = $1`, [old.runId]);
-      await uow.manager.query(`UPDATE run_events SET occurred_at = occurred_at + interval '10 days' WHERE run_id = $1`, [active.runId]);
-      const bounds = async () => (await uow.manager.query(`SELECT name FROM run_events_partition_bounds() ORDER BY upper`)).map((r: { name: string }) => r.name);
-      const [oldPartition]: Array<{ p: string }> = await uow.manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [old.runId]);
-      const before = await bounds();
-      expect(before).toContain(oldPartition.p);
-      // 39 days on, with 30 days of retention: the finished run's partition is past the cutoff, the
-      // active run's is not; the oldest one (other tests' unfinished runs) is kept.
-      await expect(sweeper.sweep(new Date(Date.now() + 39 * 24 * 3_600_000))).resolves.toBe(5);
-      expect(await bounds()).not.toContain(oldPartition.p);
-      expect((await bounds()).length).toBeGreaterThanOrEqual(before.length - 1);
+      const partitions = async (): Promise<Array<{ name: string; upper: Date }>> =>
+        (await uow.manager.query(`SELECT name, upper FROM run_events_partition_bounds() ORDER BY upper`)).map((r: { name: string; upper: string | Date }) => ({ name: r.name, upper: new Date(r.upper) }));
+      const bounds = async () => (await partitions()).map((p) => p.name);
+      const nowPartition = (await partitions()).find((p) => p.upper.getTime() > Date.now())!;
+      const place = (runId: string, at: Date) => uow.manager.query(`UPDATE run_events SET occurred_at = $2 WHERE run_id = $1`, [runId, at]);
+      await place(old.runId, new Date(nowPartition.upper.getTime() + HOUR));
+      const where = async (runId: string) => (await uow.manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [runId])).map((r: { p: string }) => r.p);
+      const [oldName] = await where(old.runId);
+      const oldPartition = (await partitions()).find((p) => p.name === oldName)!;
+      expect(oldPartition).toBeDefined();
+      await place(active.runId, new Date(oldPartition.upper.getTime() + HOUR));
+      const [activeName] = await where(active.runId);
+      expect(activeName).toMatch(/^run_events_p\d{8}$/);
+      expect(activeName).not.toBe(oldName);
+      // With 30 days of retention, a sweep 30 days after the finished run's partition ends: that
+      // partition is past the cutoff, the active run's is not (and it is not finished anyway).
+      await expect(sweeper.sweep(new Date(oldPartition.upper.getTime() + 30 * 24 * HOUR))).resolves.toBe(5);
+      expect(await bounds()).not.toContain(oldName);
+      expect(await bounds()).toContain(activeName);
+      expect(await where(old.runId)).toEqual([]);
+      expect(await where(active.runId)).toEqual([activeName]);
 
       for (const path of [`/v1/runs/${old.runId}/events?after=0`, `/v1/runs/${old.runId}/events?after=4`, `/v1/sessions/${session.id}/events`]) {
         const res = await t.call(KEYS.memberA1, 'GET', path);
