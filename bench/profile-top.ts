@@ -1,9 +1,14 @@
 /**
  * Top frames of a V8 CPU profile (from `npm run bench -- --profile`):
- * `node dist/bench/profile-top.js bench/profiles/<file>.cpuprofile [count]`.
+ * `node dist/bench/profile-top.js bench/profiles/<file>.cpuprofile [count] [--from S] [--to S] [--folded out.txt] [--trim out.cpuprofile]`.
  * Self time per function (file:line) and inclusive time per package / source folder.
+ * `--from`/`--to` keep the samples between those seconds after the profile's start (e.g. the
+ * measured window, without start-up and warm-up). `--folded` writes the kept samples as collapsed
+ * stacks (`root;caller;callee <microseconds>`, one line per stack: the input of flamegraph.pl,
+ * inferno and speedscope); `--trim` writes the kept samples as a smaller `.cpuprofile` (Chrome
+ * DevTools' and speedscope's flame chart).
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 interface Node {
   id: number;
@@ -12,9 +17,56 @@ interface Node {
 }
 interface Profile {
   nodes: Node[];
+  startTime: number;
+  endTime: number;
   samples: number[];
   timeDeltas: number[];
 }
+
+/** The samples taken between `fromS` and `toS` seconds after the profile's start (times in us). */
+export function windowed(p: Profile, fromS: number, toS: number): Profile {
+  const samples: number[] = [];
+  const timeDeltas: number[] = [];
+  let t = p.startTime;
+  let last = -1;
+  let first = -1;
+  for (let i = 0; i < p.samples.length; i++) {
+    t += p.timeDeltas[i] ?? 0;
+    const at = (t - p.startTime) / 1e6;
+    if (at < fromS || at > toS) continue;
+    if (first < 0) first = t;
+    samples.push(p.samples[i]);
+    timeDeltas.push(last < 0 ? 0 : t - last);
+    last = t;
+  }
+  return { ...p, startTime: first < 0 ? p.startTime : first, endTime: last < 0 ? p.startTime : last, samples, timeDeltas };
+}
+
+/** Collapsed stacks: `root;...;leaf <self microseconds>` per distinct stack, heaviest first. */
+export function folded(p: Profile): string {
+  const parent = new Map<number, number>();
+  for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const label = (n: Node) => {
+    const cf = n.callFrame;
+    const file = cf.url ? ` ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}` : '';
+    return `${cf.functionName || '(anonymous)'}${file}`.replace(/;/g, ',');
+  };
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  const lines = new Map<string, number>();
+  for (const [id, us] of self) {
+    const stack: string[] = [];
+    for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
+      const n = byId.get(cur)!;
+      if (n.callFrame.functionName !== '(root)') stack.push(label(n));
+    }
+    const key = stack.reverse().join(';') || '(root)';
+    lines.set(key, (lines.get(key) ?? 0) + us);
+  }
+  return [...lines].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join('\n') + '\n';
+}
+
 
 function where(url: string): string {
   const nm = url.lastIndexOf('node_modules/');
@@ -28,12 +80,40 @@ function where(url: string): string {
 }
 
 function main(): void {
-  const [file, countArg] = process.argv.slice(2);
+  const argv = process.argv.slice(2);
+  const opt = (name: string): string | undefined => {
+    const i = argv.indexOf(name);
+    if (i < 0) return undefined;
+    const v = argv[i + 1];
+    argv.splice(i, 2);
+    return v;
+  };
+  const from = Number(opt('--from') ?? 0);
+  const to = Number(opt('--to') ?? Infinity);
+  const foldedOut = opt('--folded');
+  const trimOut = opt('--trim');
+  const [file, countArg] = argv.filter((a) => a !== '--timeline');
   const count = Number(countArg ?? 30);
-  const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
+  const p = windowed(JSON.parse(readFileSync(file, 'utf8')) as Profile, from, to);
+  if (foldedOut) writeFileSync(foldedOut, folded(p));
+  if (trimOut) writeFileSync(trimOut, JSON.stringify(p));
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  if (argv.includes('--timeline')) {
+    // Share of each second not idle, to choose a window (--from/--to).
+    const busy: number[] = [];
+    let t = 0;
+    p.samples.forEach((id, i) => {
+      t += p.timeDeltas[i] ?? 0;
+      const s = Math.floor(t / 1e6);
+      if (byId.get(id)!.callFrame.functionName !== '(idle)') busy[s] = (busy[s] ?? 0) + (p.timeDeltas[i] ?? 0);
+    });
+    console.log(`timeline (s: busy %): ${Array.from(busy, (b, s) => `${s}:${Math.round((b ?? 0) / 1e4)}`).join(' ')}`);
+  }
+  // Self time of the samples the thread was busy ('(idle)' is the event loop waiting).
   const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  p.samples.forEach((id, i) => {
+    if (byId.get(id)!.callFrame.functionName !== '(idle)') self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const fnSelf = new Map<string, number>();
   const pkgSelf = new Map<string, number>();
@@ -46,11 +126,11 @@ function main(): void {
     pkgSelf.set(pkg, (pkgSelf.get(pkg) ?? 0) + t);
   }
   const pct = (t: number) => `${((100 * t) / total).toFixed(1).padStart(5)}%`;
-  console.log(`total sampled: ${(total / 1e6).toFixed(1)} s`);
+  console.log(`busy (not idle) in the window: ${(total / 1e6).toFixed(2)} s of ${((p.endTime - p.startTime) / 1e6).toFixed(2)} s sampled`);
   console.log('\nself time by function:');
   for (const [k, v] of [...fnSelf].sort((a, b) => b[1] - a[1]).slice(0, count)) console.log(`${pct(v)}  ${k}`);
   console.log('\nself time by package / folder:');
   for (const [k, v] of [...pkgSelf].sort((a, b) => b[1] - a[1]).slice(0, count)) console.log(`${pct(v)}  ${k}`);
 }
 
-main();
+if (require.main === module) main();
