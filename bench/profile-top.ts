@@ -23,23 +23,45 @@ interface Profile {
   timeDeltas: number[];
 }
 
-/** The samples taken between `fromS` and `toS` seconds after the profile's start (times in us). */
+/** A frame as `function file:line` (the last two path segments), or the bare name for native frames. */
+function frameLabel(cf: Node['callFrame']): string {
+  return `${cf.functionName || '(anonymous)'}${cf.url ? ` ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}` : ''}`;
+}
+
+/** '(idle)' is the event loop waiting: not time the thread spent. */
+const isIdle = (n: Node): boolean => n.callFrame.functionName === '(idle)';
+
+/** Microseconds of self time per node id (each sample weighs its delta since the one before). */
+function selfTimes(p: Profile): Map<number, number> {
+  const self = new Map<number, number>();
+  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  return self;
+}
+
+/**
+ * The samples taken between `fromS` and `toS` seconds after the profile's start. The window is
+ * contiguous, so each kept sample keeps its own delta and the trimmed profile's times still add up.
+ */
 export function windowed(p: Profile, fromS: number, toS: number): Profile {
-  const samples: number[] = [];
-  const timeDeltas: number[] = [];
   let t = p.startTime;
-  let last = -1;
   let first = -1;
+  let last = -1;
+  let startTime = p.startTime;
+  let endTime = p.startTime;
   for (let i = 0; i < p.samples.length; i++) {
     t += p.timeDeltas[i] ?? 0;
     const at = (t - p.startTime) / 1e6;
-    if (at < fromS || at > toS) continue;
-    if (first < 0) first = t;
-    samples.push(p.samples[i]);
-    timeDeltas.push(last < 0 ? 0 : t - last);
-    last = t;
+    if (at < fromS) continue;
+    if (at > toS) break;
+    if (first < 0) {
+      first = i;
+      startTime = t - (p.timeDeltas[i] ?? 0);
+    }
+    last = i;
+    endTime = t;
   }
-  return { ...p, startTime: first < 0 ? p.startTime : first, endTime: last < 0 ? p.startTime : last, samples, timeDeltas };
+  if (first < 0) return { ...p, startTime, endTime, samples: [], timeDeltas: [] };
+  return { ...p, startTime, endTime, samples: p.samples.slice(first, last + 1), timeDeltas: p.timeDeltas.slice(first, last + 1) };
 }
 
 /** Collapsed stacks: `root;...;leaf <self microseconds>` per distinct stack, heaviest first. */
@@ -47,26 +69,18 @@ export function folded(p: Profile): string {
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  const label = (n: Node) => {
-    const cf = n.callFrame;
-    const file = cf.url ? ` ${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}` : '';
-    return `${cf.functionName || '(anonymous)'}${file}`.replace(/;/g, ',');
-  };
-  const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
   const lines = new Map<string, number>();
-  for (const [id, us] of self) {
+  for (const [id, us] of selfTimes(p)) {
     const stack: string[] = [];
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
       const n = byId.get(cur)!;
-      if (n.callFrame.functionName !== '(root)') stack.push(label(n));
+      if (n.callFrame.functionName !== '(root)') stack.push(frameLabel(n.callFrame).replace(/;/g, ','));
     }
     const key = stack.reverse().join(';') || '(root)';
     lines.set(key, (lines.get(key) ?? 0) + us);
   }
   return [...lines].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join('\n') + '\n';
 }
-
 
 function where(url: string): string {
   const nm = url.lastIndexOf('node_modules/');
@@ -81,46 +95,40 @@ function where(url: string): string {
 
 function main(): void {
   const argv = process.argv.slice(2);
-  const opt = (name: string): string | undefined => {
+  const take = (name: string, withValue: boolean): string | undefined => {
     const i = argv.indexOf(name);
     if (i < 0) return undefined;
-    const v = argv[i + 1];
-    argv.splice(i, 2);
-    return v;
+    return argv.splice(i, withValue ? 2 : 1)[withValue ? 1 : 0];
   };
-  const from = Number(opt('--from') ?? 0);
-  const to = Number(opt('--to') ?? Infinity);
-  const foldedOut = opt('--folded');
-  const trimOut = opt('--trim');
-  const [file, countArg] = argv.filter((a) => a !== '--timeline');
+  const from = Number(take('--from', true) ?? 0);
+  const to = Number(take('--to', true) ?? Infinity);
+  const foldedOut = take('--folded', true);
+  const trimOut = take('--trim', true);
+  const timeline = take('--timeline', false) !== undefined;
+  const [file, countArg] = argv;
   const count = Number(countArg ?? 30);
   const p = windowed(JSON.parse(readFileSync(file, 'utf8')) as Profile, from, to);
   if (foldedOut) writeFileSync(foldedOut, folded(p));
   if (trimOut) writeFileSync(trimOut, JSON.stringify(p));
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
-  if (argv.includes('--timeline')) {
+  if (timeline) {
     // Share of each second not idle, to choose a window (--from/--to).
     const busy: number[] = [];
     let t = 0;
     p.samples.forEach((id, i) => {
       t += p.timeDeltas[i] ?? 0;
       const s = Math.floor(t / 1e6);
-      if (byId.get(id)!.callFrame.functionName !== '(idle)') busy[s] = (busy[s] ?? 0) + (p.timeDeltas[i] ?? 0);
+      if (!isIdle(byId.get(id)!)) busy[s] = (busy[s] ?? 0) + (p.timeDeltas[i] ?? 0);
     });
     console.log(`timeline (s: busy %): ${Array.from(busy, (b, s) => `${s}:${Math.round((b ?? 0) / 1e4)}`).join(' ')}`);
   }
-  // Self time of the samples the thread was busy ('(idle)' is the event loop waiting).
-  const self = new Map<number, number>();
-  p.samples.forEach((id, i) => {
-    if (byId.get(id)!.callFrame.functionName !== '(idle)') self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
-  });
-  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const busySelf = [...selfTimes(p)].filter(([id]) => !isIdle(byId.get(id)!));
+  const total = busySelf.reduce((sum, [, us]) => sum + us, 0);
   const fnSelf = new Map<string, number>();
   const pkgSelf = new Map<string, number>();
-  for (const [id, t] of self) {
-    const n = byId.get(id)!;
-    const cf = n.callFrame;
-    const name = `${cf.functionName || '(anonymous)'} ${cf.url ? `${cf.url.split('/').slice(-2).join('/')}:${cf.lineNumber + 1}` : ''}`;
+  for (const [id, t] of busySelf) {
+    const cf = byId.get(id)!.callFrame;
+    const name = frameLabel(cf);
     fnSelf.set(name, (fnSelf.get(name) ?? 0) + t);
     const pkg = cf.url ? where(cf.url) : cf.functionName.startsWith('(') ? cf.functionName : '(native)';
     pkgSelf.set(pkg, (pkgSelf.get(pkg) ?? 0) + t);

@@ -321,16 +321,20 @@ describe('events API', () => {
   });
 
   describe('retention', () => {
+    const HOUR = 3_600_000;
+    /** The partitions (tables) holding a run's events. */
+    const partitionsOf = async (runId: string): Promise<string[]> =>
+      (await t.app.get(UnitOfWork).manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [runId])).map((r: { p: string }) => r.p);
+
     it('rows written past the last partition land in the default one and move into the partition made for their time', async () => {
       const session = await createSession(t, KEYS.memberA1);
       const run = await insertRun(t, session, 'completed');
       await append(t, run, [{ type: 'run.started', data: { status: 'running' } }, FINISHED]);
       const uow = t.app.get(UnitOfWork);
       await uow.manager.query(`UPDATE run_events SET occurred_at = occurred_at + interval '100 days' WHERE run_id = $1`, [run.runId]);
-      const where = async () => (await uow.manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [run.runId])).map((r: { p: string }) => r.p);
-      expect(await where()).toEqual(['run_events_default']);
-      await expect(t.app.get(EventRetentionSweeper).ensurePartitions(new Date(Date.now() + 100 * 24 * 3_600_000))).resolves.toBeGreaterThan(0);
-      const [moved] = await where();
+      expect(await partitionsOf(run.runId)).toEqual(['run_events_default']);
+      await expect(t.app.get(EventRetentionSweeper).ensurePartitions(new Date(Date.now() + 100 * 24 * HOUR))).resolves.toBeGreaterThan(0);
+      const [moved] = await partitionsOf(run.runId);
       expect(moved).toMatch(/^run_events_p\d{8}$/);
       const [{ n }] = await uow.manager.query(`SELECT count(*)::int AS n FROM run_events_default`);
       expect(n).toBe(0);
@@ -340,7 +344,6 @@ describe('events API', () => {
 
     it('retention drops a whole partition once its runs finished: older cursors are 410 cursor_expired, later ones still work', async () => {
       const sweeper = t.app.get(EventRetentionSweeper);
-      const HOUR = 3_600_000;
       // Partitions well past the times used below (also made at start-up, two periods ahead).
       await sweeper.ensurePartitions(new Date(Date.now() + 30 * 24 * HOUR));
       const session = await createSession(t, KEYS.memberA1);
@@ -359,12 +362,11 @@ describe('events API', () => {
       const nowPartition = (await partitions()).find((p) => p.upper.getTime() > Date.now())!;
       const place = (runId: string, at: Date) => uow.manager.query(`UPDATE run_events SET occurred_at = $2 WHERE run_id = $1`, [runId, at]);
       await place(old.runId, new Date(nowPartition.upper.getTime() + HOUR));
-      const where = async (runId: string) => (await uow.manager.query(`SELECT DISTINCT tableoid::regclass::text AS p FROM run_events WHERE run_id = $1`, [runId])).map((r: { p: string }) => r.p);
-      const [oldName] = await where(old.runId);
+      const [oldName] = await partitionsOf(old.runId);
       const oldPartition = (await partitions()).find((p) => p.name === oldName)!;
       expect(oldPartition).toBeDefined();
       await place(active.runId, new Date(oldPartition.upper.getTime() + HOUR));
-      const [activeName] = await where(active.runId);
+      const [activeName] = await partitionsOf(active.runId);
       expect(activeName).toMatch(/^run_events_p\d{8}$/);
       expect(activeName).not.toBe(oldName);
       // With 30 days of retention, a sweep 30 days after the finished run's partition ends: that
@@ -372,8 +374,8 @@ describe('events API', () => {
       await expect(sweeper.sweep(new Date(oldPartition.upper.getTime() + 30 * 24 * HOUR))).resolves.toBe(5);
       expect(await bounds()).not.toContain(oldName);
       expect(await bounds()).toContain(activeName);
-      expect(await where(old.runId)).toEqual([]);
-      expect(await where(active.runId)).toEqual([activeName]);
+      expect(await partitionsOf(old.runId)).toEqual([]);
+      expect(await partitionsOf(active.runId)).toEqual([activeName]);
 
       for (const path of [`/v1/runs/${old.runId}/events?after=0`, `/v1/runs/${old.runId}/events?after=4`, `/v1/sessions/${session.id}/events`]) {
         const res = await t.call(KEYS.memberA1, 'GET', path);
