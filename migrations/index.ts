@@ -27,6 +27,7 @@ import { Automations1764498730000 } from './1764498730000-automations';
 import { Subagents1764498740000 } from './1764498740000-subagents';
 import { SubagentApprovals1764498770000 } from './1764498770000-subagent-approvals';
 import { RunEventsPageFunctions1764498800000 } from './1764498800000-run-events-page-functions';
+import { RunSecretUses1796650086114 } from './1796650086114-run-secret-uses';
 /**
  * Every migration, in order. The data source takes this list (no globbing: works in src, dist and tests).
  * Add one import and one entry per migration; keep timestamps increasing.
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   Subagents1764498740000,
   SubagentApprovals1764498770000,
   RunEventsPageFunctions1764498800000,
+  RunSecretUses1796650086114,
 ];

@@ -139,6 +139,8 @@ export async function listen(app: NestFastifyApplication, config: AppConfig): Pr
   const port = typeof addr === 'object' && addr ? addr.port : config.port;
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // Without PUBLIC_BASE_URL the service's absolute URLs name the address it listens on (PORT=0: the port it got).
+  if (!config.publicBaseUrlSet) config.publicBaseUrl = base;
   new Logger('Bootstrap').log(`Agent API listening on ${base} (docs: ${base}/docs, console: ${base}/console/)`);
   return base;
 }

@@ -79,6 +79,7 @@ describe('tools and agents you bring', () => {
         idempotent: true,
       },
       { type: 'http', name: 'garbage', description: 'Answers garbage.', parameters: { type: 'object' }, url: `${http.url}/garbage` },
+      { type: 'http', name: 'huge', description: 'Answers 2 MiB.', parameters: { type: 'object' }, url: `${http.url}/huge` },
       { type: 'http', name: 'bad', description: 'Answers 400.', parameters: { type: 'object' }, url: `${http.url}/bad` },
       { type: 'http', name: 'hang', description: 'Never answers.', parameters: { type: 'object' }, url: `${http.url}/hang`, timeout_ms: 700 },
       { type: 'http', name: 'private_quote', description: 'Prices a SKU (private).', parameters: { type: 'object' }, url: `${http.url}/quote`, visibility: 'private' },
@@ -107,7 +108,7 @@ describe('tools and agents you bring', () => {
     agentCreated = true;
     expect(r.body).toMatchObject({ id: 'crm_agent', object: 'agent', version: '1', source: 'api' });
     const names = r.body.tools.map((x: any) => x.name);
-    expect(names).toEqual(['get_time', 'crm.lookup', 'crm.fail', 'crm.hang', 'pay.refund', 'quote', 'garbage', 'bad', 'hang', 'private_quote', 'confirm_with_user']);
+    expect(names).toEqual(['get_time', 'crm.lookup', 'crm.fail', 'crm.hang', 'pay.refund', 'quote', 'garbage', 'huge', 'bad', 'hang', 'private_quote', 'confirm_with_user']);
     expect(r.body.tools.find((x: any) => x.name === 'pay.refund')).toMatchObject({ type: 'mcp', server: 'pay', risk: 'approve', executor: 'server' });
     expect(r.body.tools.find((x: any) => x.name === 'confirm_with_user')).toMatchObject({ type: 'function', executor: 'client' });
     expect(mcp.requests.some((q) => q.method === 'tools/list')).toBe(true);
@@ -190,7 +191,10 @@ describe('tools and agents you bring', () => {
     const req = http.seen.slice(before).find((s) => s.path === '/quote')!;
     expect(req.headers['idempotency-key']).toBe(`${runId}:${quoteCall.data.tool_call_id}`);
     expect(req.headers.authorization).toBe(`Bearer ${SECRET}`);
-    expect(req.body).toEqual({ arguments: { sku: 'KB-42' }, run_id: runId, tool_call_id: quoteCall.data.tool_call_id, session_id: sid });
+    // The absolute callback URL (PUBLIC_BASE_URL, here the address the test server listens on) in the body and as Callback-Url.
+    const callbackUrl = `${t.url}/v1/runs/${runId}/callbacks/${quoteCall.data.tool_call_id}`;
+    expect(req.body).toEqual({ arguments: { sku: 'KB-42' }, run_id: runId, tool_call_id: quoteCall.data.tool_call_id, session_id: sid, callback_url: callbackUrl });
+    expect(req.headers['callback-url']).toBe(callbackUrl);
     // The tool messages (what the model reads next turn) hold the results.
     const msgs = await t.call(admin, 'GET', `/v1/sessions/${sid}/messages?limit=100`);
     const results = msgs.body.data.filter((m: any) => m.role === 'tool').flatMap((m: any) => m.content);
@@ -202,7 +206,7 @@ describe('tools and agents you bring', () => {
     );
   });
 
-  it('failures are data for the model: isError, 4xx, garbage bodies, invalid arguments; the run goes on', async () => {
+  it('failures are data for the model: isError, 4xx, garbage bodies, an answer over 1 MiB (too_large, as over MCP), invalid arguments; the run goes on', async () => {
     await ensureAgent();
     const sid = await createSession(t, admin, { agent_id: 'crm_agent' });
     const calls0 = mcp.calls.length;
@@ -212,6 +216,7 @@ describe('tools and agents you bring', () => {
           { name: 'crm.fail', arguments: {} },
           { name: 'bad', arguments: {} },
           { name: 'garbage', arguments: {} },
+          { name: 'huge', arguments: {} },
           { name: 'crm.lookup', arguments: { email: 42 } },
           { name: 'quote', arguments: { sku: 'A', extra: true } },
         ],
@@ -225,6 +230,7 @@ describe('tools and agents you bring', () => {
     expect(failed['crm.fail'].message).toContain('read-only today');
     expect(failed.bad).toMatchObject({ code: 'tool_failed', retryable: false });
     expect(failed.garbage).toMatchObject({ code: 'tool_failed', retryable: false });
+    expect(failed.huge).toMatchObject({ code: 'too_large', retryable: false });
     expect(failed['crm.lookup']).toMatchObject({ code: 'invalid_tool_arguments' });
     expect(failed.quote).toMatchObject({ code: 'invalid_tool_arguments' });
     // Invalid arguments never reached the server.

@@ -103,7 +103,7 @@ describe('MCP answers: caps and protocol errors', () => {
     return { events, failed: events.find((e) => e.type === 'tool.failed')?.data, completed: events.find((e) => e.type === 'tool.completed')?.data };
   }
 
-  it('a 10 MB answer is tool_failed "more than 1 MiB" (declared, chunked, one SSE event), not retried, memory bounded, nothing of it stored', async () => {
+  it('a 10 MB answer is too_large "more than 1 MiB" (declared, chunked, one SSE event), the code http tools use, not retried, memory bounded, nothing of it stored', async () => {
     // One small call first: the first run of a fresh app compiles and caches code paths (the
     // agent's pinned configuration, the MCP client, statement caches) and that growth is not
     // the answers'. CI saw 21 MB on an idle PostgreSQL run without this warm-up.
@@ -115,7 +115,7 @@ describe('MCP answers: caps and protocol errors', () => {
     const started = Date.now();
     for (const name of ['big', 'big_chunked', 'big_sse']) {
       const { events, failed } = await callTool(name);
-      expect({ name, failed }).toMatchObject({ name, failed: { tool_name: `bad.${name}`, error: { code: 'tool_failed', retryable: false } } });
+      expect({ name, failed }).toMatchObject({ name, failed: { tool_name: `bad.${name}`, error: { code: 'too_large', retryable: false } } });
       expect(failed.error.message).toMatch(/more than 1048576 bytes \(1 MiB\)/);
       expect(mcp.calls.get(name)).toBe(1);
       expect(JSON.stringify(events).length).toBeLessThan(64 * 1024);

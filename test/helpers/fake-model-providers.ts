@@ -401,6 +401,11 @@ export interface FakeProviders {
   hungAt: Map<number, number>;
   /** 429 answers given (per flavour) by the `429-once` scenario. */
   baseUrl(flavour: Flavour): string;
+  /**
+   * The `echo` scenario's turns: a call of `tool` (no arguments) first, then, once the request holds
+   * its result, `answer` as the streamed text chunks (a model that repeats what it was told).
+   */
+  echo: { tool: string; answer: string[] };
   close(): Promise<void>;
 }
 
@@ -410,6 +415,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
   const hungAt = new Map<number, number>();
   const rateLimited = new Set<string>();
   const sockets = new Set<import('node:net').Socket>();
+  const echo = { tool: 'get_weather', answer: ['It is ', 'sunny.'] };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -470,6 +476,12 @@ export async function startFakeProviders(): Promise<FakeProviders> {
           return fail('context');
         case 'auth':
           return fail('auth');
+        case 'echo':
+          return stream(
+            hasToolResult(flavour, body)
+              ? { text: echo.answer, usage: ANSWER_TURN.usage }
+              : { calls: [{ id: `call_echo_${index}`, name: echo.tool, args: {} }], usage: TOOL_TURN.usage },
+          );
         case 'cut':
           return stream(ANSWER_TURN, 'cut');
         case 'hang':
@@ -490,6 +502,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     received,
     closedAt,
     hungAt,
+    echo,
     baseUrl: (f) =>
       f === 'openai' || f === 'responses' ? `${url}/openai/v1` : f === 'anthropic' ? `${url}/anthropic/v1` : f === 'google' ? `${url}/google/v1beta` : f === 'bedrock' ? `${url}/bedrock` : `${url}/compat/v1`,
     close: async () => {

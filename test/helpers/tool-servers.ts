@@ -65,6 +65,9 @@ export async function startHttpToolServer() {
       }
       case '/garbage':
         return send(200, '<html>not json at all', 'text/html');
+      case '/huge':
+        // Past the 1 MiB cap every tool answer has.
+        return send(200, JSON.stringify({ blob: 'x'.repeat(2 * 1024 * 1024) }));
       case '/bad':
         return send(400, JSON.stringify({ error: 'sku unknown' }));
       case '/boom':

@@ -125,6 +125,14 @@ export class AppConfig {
   httpConnectionTimeoutMs!: number;
   /** URL prefixes that outbound calls (http/mcp tools, webhooks) may reach (CONTRACT section 13). */
   outboundUrlAllowlist!: string[];
+  /**
+   * `PUBLIC_BASE_URL`: the service's address as tools and clients reach it (no trailing slash),
+   * used for absolute URLs it hands out (a callback tool's `Callback-Url`). Default
+   * `http://<HOST or 127.0.0.1>:<PORT>`; set it behind a proxy or load balancer.
+   */
+  publicBaseUrl!: string;
+  /** Whether PUBLIC_BASE_URL was set (else the listening address fills `publicBaseUrl` once known). */
+  publicBaseUrlSet!: boolean;
   /** Environment variables a tool header may name as `${env:NAME}`, and for which tenants (TOOL_ENV_SECRETS). */
   toolEnvSecrets!: ToolEnvSecrets;
 }
@@ -339,6 +347,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (problem) problems.push(`OUTBOUND_URL_ALLOWLIST: ${problem}`);
   }
   c.toolEnvSecrets = ToolEnvSecrets.parse(env.TOOL_ENV_SECRETS, problems);
+  c.publicBaseUrl = publicBaseUrl(env.PUBLIC_BASE_URL, explicitHost, c.port, problems);
+  c.publicBaseUrlSet = Boolean(env.PUBLIC_BASE_URL?.trim());
   if (c.httpHeadersTimeoutMs > c.httpRequestTimeoutMs) {
     problems.push(`HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS`);
   }
@@ -348,4 +358,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
   if (problems.length > 0) throw new ConfigError(problems);
   return c;
+}
+
+/** `PUBLIC_BASE_URL` checked (an http(s) URL without query or fragment), or the default from HOST and PORT. */
+function publicBaseUrl(raw: string | undefined, host: string | null, port: number, problems: string[]): string {
+  const value = raw?.trim();
+  if (!value) {
+    const h = host === null || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+    return `http://${h}:${port}`;
+  }
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    url = null;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash || url.username || url.password) {
+    problems.push(`PUBLIC_BASE_URL must be an http:// or https:// URL without credentials, query or fragment (e.g. https://agents.example.com), got "${value}"`);
+    return `http://127.0.0.1:${port}`;
+  }
+  return url.toString().replace(/\/+$/, '');
 }

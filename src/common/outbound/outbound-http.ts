@@ -225,7 +225,10 @@ export class OutboundHttpClient {
         return fail(err);
       }
       call.on('error', fail);
-      call.end(req.body);
+      // A Buffer, never a string: Node writes the headers and a string body in one write with the
+      // body's encoding (UTF-8), which would re-encode header octets 0x80-0xFF (a non-ASCII secret
+      // goes out as its UTF-8 bytes, see HeaderSecrets); with a Buffer the headers go as octets.
+      call.end(req.body === undefined ? undefined : Buffer.from(req.body, 'utf8'));
     });
   }
 

@@ -18,6 +18,7 @@ import { GetRunOwnerHandler } from './application/queries/get-run-owner/get-run-
 import { ListRunsHandler } from './application/queries/list-runs/list-runs.handler';
 import { RunPersistence } from './application/run-persistence';
 import { ApplyToRun } from './application/apply-to-run';
+import { RunSecrets } from './application/run-secrets';
 import { ApprovalsPort } from './application/approvals-port';
 import { DecideRunApprovalHandler } from './application/commands/decide-run-approval/decide-run-approval.handler';
 import { ExpireRunApprovalHandler } from './application/commands/expire-run-approval/expire-run-approval.handler';
@@ -55,6 +56,7 @@ import { RunWaker } from './worker/run-waker';
     RunSignals,
     RunPersistence,
     ApplyToRun,
+    RunSecrets,
     ApprovalsPort,
     DecideRunApprovalHandler,
     ExpireRunApprovalHandler,

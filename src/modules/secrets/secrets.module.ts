@@ -6,6 +6,8 @@ import { DeleteSecretHandler } from './application/commands/delete-secret/delete
 import { PutSecretHandler } from './application/commands/put-secret/put-secret.handler';
 import { GetSecretHandler } from './application/queries/get-secret/get-secret.handler';
 import { ListSecretsHandler } from './application/queries/list-secrets/list-secrets.handler';
+import { RecordRunSecretsHandler } from './application/commands/record-run-secrets/record-run-secrets.handler';
+import { RunSecretValuesHandler } from './application/queries/run-secret-values/run-secret-values.handler';
 import { ResolveSecretsHandler } from './application/queries/resolve-secrets/resolve-secrets.handler';
 import { SecretCipher } from './domain/secret-cipher';
 import { SecretRepository } from './domain/secret.repository';
@@ -26,6 +28,8 @@ import { SecretTypeormRepository } from './infrastructure/secret.typeorm-reposit
     ListSecretsHandler,
     GetSecretHandler,
     ResolveSecretsHandler,
+    RecordRunSecretsHandler,
+    RunSecretValuesHandler,
   ],
 })
 export class SecretsModule {}

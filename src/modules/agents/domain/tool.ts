@@ -53,9 +53,15 @@ export interface ToolContext {
   deadline: number;
   /** This attempt's `Callback-Token` (a tool that may answer by callback sends it on; only its hash is stored). */
   callbackToken?: string;
+  /**
+   * Called with the secret values a call resolved (its `${secret:NAME}` / `${env:NAME}` headers),
+   * awaited BEFORE the request goes out: the run records them for the scrubbing rule.
+   */
+  secretsResolved?: (values: ReadonlyArray<{ name: string; value: string }>) => Promise<void>;
 }
 
-export type ToolErrorCode = 'tool_failed' | 'tool_timeout' | 'tool_not_found' | 'invalid_tool_arguments';
+/** `too_large`: the tool's answer passed the 1 MiB cap, whatever the transport (http body, MCP message, callback). */
+export type ToolErrorCode = 'tool_failed' | 'tool_timeout' | 'tool_not_found' | 'invalid_tool_arguments' | 'too_large';
 
 export type ToolOutcome =
   /** `deferred`: the tool accepted the call and answers by callback (`202 {"callback": true}`). */

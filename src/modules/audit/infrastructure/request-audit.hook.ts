@@ -13,6 +13,8 @@ import { RequestAuditWriter } from '../../../common/audit/request-audit-writer';
 import { auditWithholdsBody, notedAuditResult } from '../../../common/audit/audit-notes';
 import type { BatchWrite } from '../../../common/database/unit-of-work';
 import { routeOf } from '../../../common/http/route-path';
+import { SecretScrubber } from '../../../common/secrets/secret-scrubber';
+import { RunSecretValuesQuery } from '../../secrets/application/queries/run-secret-values/run-secret-values.query';
 
 /**
  * Records every state-changing request (POST/PUT/PATCH/DELETE on `/v1/*`) in the audit trail,
@@ -73,8 +75,10 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
   writeFor(req: FastifyRequest, status: number, body: string | null): BatchWrite | null {
     const principal = (req as AuthedRequest).principal;
     if (!principal || !isAuditedRequest(req.method, routeOf(req))) return null;
-    const record = this.describe(req as AuthedRequest, principal, status, parseJson(body), false);
-    return needsRunSessionLookup(record) ? null : this.trail.enqueueWrite([record]);
+    const response = parseJson(body);
+    const record = this.describe(req as AuthedRequest, principal, status, response, false);
+    // A body that may carry a tool's result is scrubbed first (a read): then the hook writes it.
+    return needsRunSessionLookup(record) || scrubScope(record, req, response) ? null : this.trail.enqueueWrite([record]);
   }
 
   recorded(req: FastifyRequest): void {
@@ -107,12 +111,27 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
     try {
       const principal = req.principal ?? (await this.callerOfRejected(req, reply.statusCode));
       if (!principal) return;
-      const record = this.describe(req, principal, reply.statusCode, parseJson(payload), reply.getHeader('idempotent-replayed') === 'true');
+      const response = parseJson(payload);
+      const record = this.describe(req, principal, reply.statusCode, response, reply.getHeader('idempotent-replayed') === 'true');
       if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
+      await this.scrubBody(record, req, response);
       await this.trail.enqueue([record]);
     } catch (err) {
       this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * The scrubbing rule for the trail: a request body that hands a run a tool's result (a callback,
+   * client tool outputs, an approval's reason, an `ask_user` answer, the compatible surfaces'
+   * inputs) is recorded with every secret value the run (or the session's runs) resolved masked.
+   */
+  private async scrubBody(record: NewAuditRecord, req: FastifyRequest, response: unknown): Promise<void> {
+    const scope = scrubScope(record, req, response);
+    if (!scope) return;
+    const request = record.data.request as { body?: unknown };
+    const values = await this.queries.execute(new RunSecretValuesQuery(record.tenantId, scope.runIds, scope.sessionIds));
+    if (values.length) request.body = new SecretScrubber(values).json(request.body);
   }
 
   /**
@@ -148,4 +167,30 @@ function parseJson(payload: unknown): unknown {
   } catch {
     return null;
   }
+}
+
+/**
+ * Which runs' (or sessions') resolved secrets a request's recorded body must be scrubbed of; null
+ * for a request whose body hands no run anything from outside (a new run's input, an agent, ...):
+ * those cost no read.
+ */
+function scrubScope(record: NewAuditRecord, req: FastifyRequest, response: unknown): { runIds: string[]; sessionIds: string[] } | null {
+  const body = (record.data.request as { body?: unknown } | undefined)?.body;
+  if (body === null || body === undefined || req.method.toUpperCase() !== 'POST') return null;
+  const route = routeOf(req) ?? '';
+  const params = (req.params ?? {}) as Record<string, string>;
+  // Callbacks, tool outputs, approval decisions (with a reason), cancels: on a run.
+  if (route.startsWith('/v1/runs/:id/') && record.runId) return { runIds: [record.runId], sessionIds: [] };
+  // An input that answered the active run's ask_user: that run's.
+  if (route === '/v1/sessions/:id/runs') {
+    const ok = response as { answered?: unknown; run_id?: unknown } | null;
+    return ok && ok.answered === true && typeof ok.run_id === 'string' ? { runIds: [ok.run_id], sessionIds: [] } : null;
+  }
+  // The compatible surfaces' inputs (approval results, client tool results) name the session.
+  if (route.startsWith('/openai/v1/agents/sessions/:id') && typeof params.id === 'string') return { runIds: [], sessionIds: [params.id] };
+  if (route.startsWith('/ag-ui/')) {
+    const thread = (body as { threadId?: unknown; thread_id?: unknown }).threadId ?? (body as { thread_id?: unknown }).thread_id;
+    return typeof thread === 'string' ? { runIds: [], sessionIds: [thread] } : null;
+  }
+  return null;
 }

@@ -10,6 +10,8 @@ import { RunRepository } from '../domain/run.repository';
 import { runNotFound } from './load-owned-run';
 import { RunPersistence } from './run-persistence';
 import { RunSignals } from './run-signals';
+import { carriesOutsideText, RunSecrets, scrubObservation } from './run-secrets';
+import { SecretScrubber } from '../../../common/secrets/secret-scrubber';
 
 /** Tries of one change before its conflict is the caller's (each reads the run again). */
 const ATTEMPTS = 10;
@@ -18,7 +20,7 @@ export interface ApplyOptions {
   /** The caller must be able to see the run: otherwise exactly the 404 of a missing id. */
   principal?: Principal;
   /** Writes of the same commit besides the run's (after the session and run rows are locked). */
-  alsoWrite?: (run: Run, decision: Decision) => Promise<void>;
+  alsoWrite?: (run: Run, decision: Decision, observation: Observation) => Promise<void>;
   /** The decider's environment besides the clock and ids (the agent's tools, approvals). */
   env?: Omit<DecideEnv, 'now' | 'newId'>;
 }
@@ -43,29 +45,49 @@ export class ApplyToRun {
     private readonly signals: RunSignals,
     private readonly uow: UnitOfWork,
     private readonly clock: Clock,
+    private readonly secrets: RunSecrets,
   ) {}
 
   /** Null when the run does not exist (only without `principal`: with it, 404 `run_not_found`). */
   async apply(runId: string, observation: Observation, options: ApplyOptions = {}): Promise<Applied | null> {
     // Only the run's own version is retried here: another row's conflict (an approval decided
     // meanwhile) is its owner's to answer.
-    return retryOnConflict(() => this.once(runId, observation, options), { attempts: ATTEMPTS, retries: (c) => c.resource === 'run' });
+    // Scrubbed once (the run's resolved values do not change between tries of one observation).
+    const scrubbed: { observation?: Observation } = {};
+    return retryOnConflict(() => this.once(runId, observation, options, scrubbed), { attempts: ATTEMPTS, retries: (c) => c.resource === 'run' });
   }
 
-  private async once(runId: string, observation: Observation, options: ApplyOptions): Promise<Applied | null> {
+  private async once(runId: string, raw: Observation, options: ApplyOptions, scrubbed: { observation?: Observation }): Promise<Applied | null> {
     const run = await this.runs.findById(runId);
     const o = run?.owner;
     if (!run || !o || (options.principal && !canSee(options.principal, { tenantId: o.tenantId, subjectId: o.subjectId }))) {
       if (options.principal) throw runNotFound(runId);
       return null;
     }
+    const observation = (scrubbed.observation ??= await this.scrub(o.tenantId, runId, raw));
     const decision = run.decide(observation, { tool: () => null, ...options.env, now: this.clock.now(), newId });
     if (!run.hasChanges) return { run, decision };
     const also = options.alsoWrite;
-    await this.persistence.save(run, also ? () => also(run, decision) : undefined);
+    // `observation` as decided: scrubbed (a companion row written with it stores what the run saw).
+    await this.persistence.save(run, also ? () => also(run, decision, observation) : undefined);
     const cancelling = run.status === 'cancelling' && decision.events.some((e) => e.type === 'cancel_requested');
     if (cancelling) this.uow.afterCommit(() => this.signals.cancelRequested(runId));
     if (decision.effect.type === 'resume') this.uow.afterCommit(() => this.signals.workAvailable());
     return { run, decision };
+  }
+
+  /** The one scrubbing step for what arrives from outside the run's execution (see `scrubObservation`). */
+  private async scrub(tenantId: string, runId: string, o: Observation): Promise<Observation> {
+    if (!carriesOutsideText(o)) return o;
+    const runIds = [runId];
+    // A subagent's text and approvals: scrubbed of what the subagent's run resolved too.
+    if (o.type === 'subagent_ended') runIds.push(o.outcome.run_id);
+    if (o.type === 'subagent_approval_requested') runIds.push(o.approval.run_id);
+    return scrubObservation(o, await this.scrubberFor(tenantId, runIds));
+  }
+
+  /** Every value the runs resolved, as a scrubber (for an observation's companions written in the same commit). */
+  scrubberFor(tenantId: string, runIds: string[]): Promise<SecretScrubber> {
+    return this.secrets.scrubberOf(tenantId, runIds);
   }
 }

@@ -1,5 +1,6 @@
 import type { ModelMessage } from '../../agents/domain/model-provider';
 import type { ResolvedAgent } from '../../agents/domain/agent-definition';
+import type { SecretScrubber } from '../../../common/secrets/secret-scrubber';
 
 /** Why the loop stopped executing a run on this node. */
 /**
@@ -31,6 +32,14 @@ export interface Execution {
   context?: ModelMessage[];
   /** The run's pinned agent version with its tools (built-in, http, mcp, function), read once per execution. */
   agent?: ResolvedAgent | null;
+  /**
+   * Every secret value the run resolved (the scrubbing rule): read when the execution starts on a
+   * run that already called tools (an earlier execution may have resolved some), then grown by
+   * this execution's own resolutions - while it holds the lease nobody else resolves for the run.
+   */
+  secrets?: SecretScrubber;
+  /** Values this execution has recorded already (name and value): recorded once each. */
+  recordedSecrets?: Set<string>;
 }
 
 export function newExecution(): Execution {

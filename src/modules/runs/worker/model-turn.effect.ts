@@ -9,6 +9,7 @@ import { Run } from '../domain/run.aggregate';
 import { Effect, ModelTurnOutcome, Observation, TurnUsage } from '../domain/run-decider';
 import { RunErrorCode } from '../domain/run-status';
 import { Execution, LeaseLost } from './execution';
+import { SecretScrubber } from '../../../common/secrets/secret-scrubber';
 import { RunEnv } from './run-env';
 import { RunWriter, TurnWrites } from './run-writer';
 import { TurnContext } from './turn-context';
@@ -75,10 +76,13 @@ export class ModelTurnEffect {
         // Model output is untrusted text: U+0000 and lone surrogates cannot be stored by PostgreSQL
         // (U+FFFD instead); a surrogate pair split between two deltas stays one character.
         const clean = new TextDeltaSanitizer();
+        // The model's text is scrubbed of the run's resolved secrets as it streams: a value split
+        // between two deltas is masked whole (its possible start waits for the next delta).
+        const scrub = (ex.secrets ?? SecretScrubber.none).stream();
         for await (const ev of stream as AsyncIterable<ModelStreamEvent>) {
           if (ex.leaseLost) throw new LeaseLost('lease lost');
           if (ev.type === 'text_delta') {
-            const delta = clean.push(ev.text);
+            const delta = scrub.push(clean.push(ev.text));
             text += delta;
             if (delta) await turn.push(delta);
           } else if (ev.type === 'tool_call') {
@@ -89,7 +93,8 @@ export class ModelTurnEffect {
           }
           if (callSignal.aborted) break;
         }
-        const tail = clean.end();
+        // An aborted stream was cut: a value's start at its end is masked like at any cut.
+        const tail = scrub.push(clean.end()) + scrub.end(callSignal.aborted);
         if (tail) {
           text += tail;
           await turn.push(tail);

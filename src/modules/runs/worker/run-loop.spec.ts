@@ -1,4 +1,6 @@
 import { SystemClock } from '../../../common/clock/clock';
+import { SecretScrubber } from '../../../common/secrets/secret-scrubber';
+import { RunSecrets } from '../application/run-secrets';
 import { AppConfig } from '../../../common/config/app-config';
 import { ConcurrencyConflict } from '../../../common/errors/domain-error';
 import { AgentDirectory, handoffTool, ResolvedAgent } from '../../agents/domain/agent-definition';
@@ -210,7 +212,9 @@ function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean
   const env = new RunEnv(config, tools, approvals, new SystemClock());
   const context = new TurnContext(store.messageRepository as unknown as MessageRepository);
   const writer = new RunWriter(store.persistence as unknown as RunPersistence);
-  const loop = new RunLoop(runs, agents, approvals, env, context, writer, new ModelTurnEffect(models, env, context, writer), new ToolCallEffect(tools, env, writer));
+  // No secrets module here: the runs resolve nothing (the scrubbing rule has its own e2e test).
+  const secrets = { scrubberOf: async () => SecretScrubber.none, record: async () => undefined } as unknown as RunSecrets;
+  const loop = new RunLoop(runs, agents, approvals, env, context, writer, new ModelTurnEffect(models, env, context, writer), new ToolCallEffect(tools, env, writer, secrets), secrets);
   const executor = new RunExecutor(loop, new LeaseKeeper(config, runs, signals), path);
   return { executor, run, store, models, tools, gate, signals, failed };
 }

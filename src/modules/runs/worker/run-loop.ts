@@ -14,6 +14,8 @@ import { RunWriter } from './run-writer';
 import { SubagentEffect } from './subagent.effect';
 import { ToolCallEffect } from './tool-call.effect';
 import { TurnContext } from './turn-context';
+import { RunSecrets, scrubObservation } from '../application/run-secrets';
+import { SecretScrubber } from '../../../common/secrets/secret-scrubber';
 
 /**
  * The interpreter of one execution: asks the decider what is next, has the effect performed (a
@@ -32,6 +34,7 @@ export class RunLoop {
     private readonly writer: RunWriter,
     private readonly modelTurn: ModelTurnEffect,
     private readonly toolCall: ToolCallEffect,
+    private readonly secrets: RunSecrets,
     @Optional() private readonly subagents?: SubagentEffect,
     @Optional() private readonly spend?: SpendGate,
   ) {}
@@ -50,6 +53,8 @@ export class RunLoop {
       const agent = currentAgentOf(run.propsForPersistence());
       ex.agent = await this.agents.findPinned(run.owner.tenantId, agent.id, agent.version);
     }
+    // A run that never called a tool resolved no secret: nothing to read (a fresh run's first execution).
+    if (ex.secrets === undefined) ex.secrets = run.propsForPersistence().usage.tool_calls > 0 ? await this.secrets.scrubberOf(run.owner.tenantId, [run.id]) : SecretScrubber.none;
     // Only a run whose agent can hand off reads which agent its session ended with (CONTRACT 16).
     const lastAgent = run.status === 'queued' && canHandOff(ex.agent) ? await this.lastAgentOf(run) : undefined;
     let observation: Observation = { type: 'lease_resumed' };
@@ -108,7 +113,7 @@ export class RunLoop {
       case 'close_interrupted_turn': {
         // A turn that did not finish here (a cancel that landed mid-turn, a crash or lost lease).
         const content = await this.context.openMessageContent(effect.message_id);
-        const closed = run.decide({ type: 'interrupted_turn_read', message_id: effect.message_id, content }, this.env.of(run, ex));
+        const closed = run.decide(scrubObservation({ type: 'interrupted_turn_read', message_id: effect.message_id, content }, ex.secrets ?? SecretScrubber.none), this.env.of(run, ex));
         return this.writer.closeTurn(run, ex, closed, effect.message_id);
       }
       case 'call_model': {
@@ -120,7 +125,7 @@ export class RunLoop {
         for (;;) {
           const before = run.mark();
           try {
-            return await turn.writes.end(run.decide(turn.observed(), this.env.of(run, ex)));
+            return await turn.writes.end(run.decide(scrubObservation(turn.observed(), ex.secrets ?? SecretScrubber.none), this.env.of(run, ex)));
           } catch (err) {
             if (!(err instanceof LeftoversArrived)) throw err;
             // Input arrived as the run was ending (the decider's take_leftovers): the end is

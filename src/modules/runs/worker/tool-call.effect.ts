@@ -7,6 +7,8 @@ import { Effect, Observation } from '../domain/run-decider';
 import { Execution, LeaseLost } from './execution';
 import { RunEnv } from './run-env';
 import { DeferredStart, RunWriter } from './run-writer';
+import { RunSecrets, scrubObservation } from '../application/run-secrets';
+import { ResolvedSecret, SecretScrubber } from '../../../common/secrets/secret-scrubber';
 
 /**
  * The effect `run_tool`: one attempt of a started call, returning `tool_finished` with its outcome
@@ -22,8 +24,23 @@ export class ToolCallEffect {
     private readonly tools: ToolRegistry,
     private readonly env: RunEnv,
     private readonly writer: RunWriter,
+    private readonly secrets: RunSecrets,
     @Optional() private readonly metrics?: Metrics,
   ) {}
+
+  /**
+   * The tool resolved secret values for this call: known to the execution's scrubber at once and
+   * recorded for the run (sealed) before the request goes out - a callback or anything else that
+   * arrives later, on any node, is scrubbed of them too.
+   */
+  private async resolved(run: Run, ex: Execution, values: readonly ResolvedSecret[]): Promise<void> {
+    const seen = (ex.recordedSecrets ??= new Set());
+    const fresh = values.filter((v) => !seen.has(`${v.name}\u0000${v.value}`));
+    if (fresh.length === 0) return;
+    ex.secrets = (ex.secrets ?? SecretScrubber.none).with(fresh);
+    await this.secrets.record({ tenantId: run.owner.tenantId, runId: run.id, sessionId: run.owner.sessionId }, fresh);
+    for (const v of fresh) seen.add(`${v.name}\u0000${v.value}`);
+  }
 
   async perform(run: Run, ex: Execution, effect: Extract<Effect, { type: 'run_tool' }>): Promise<Observation | null> {
     const o = run.owner;
@@ -55,6 +72,7 @@ export class ToolCallEffect {
           signal: ex.abort.signal,
           deadline: run.deadline() ?? Date.now() + run.limits.timeout_ms,
           ...(effect.callback_token ? { callbackToken: effect.callback_token } : {}),
+          secretsResolved: (values) => this.resolved(run, ex, values),
         },
         tool ?? undefined,
       );
@@ -66,7 +84,9 @@ export class ToolCallEffect {
     if (ex.leaseLost) throw new LeaseLost('lease lost');
     // Accepted: the result comes by callback (CONTRACT 17).
     if (raw.ok && raw.deferred) return { type: 'tool_deferred', tool_call_id: call.tool_call_id };
-    return { type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ex.cancelled };
+    const finished: Observation = { type: 'tool_finished', tool_call_id: call.tool_call_id, result: sanitizeJson(raw), duration_ms: Date.now() - t0, cancel_signalled: ex.cancelled };
+    // The one scrubbing step (every value the run resolved, not only this call's).
+    return scrubObservation(finished, ex.secrets ?? SecretScrubber.none);
   }
 }
 

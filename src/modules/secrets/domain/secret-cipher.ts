@@ -39,12 +39,41 @@ export class SecretCipher {
   }
 
   /**
+   * A value a run resolved (`${secret:NAME}` or `${env:NAME}`), sealed for that run and name, so
+   * that what arrives later on the run can be scrubbed of it on any node (the scrubbing rule).
+   */
+  sealUse(tenantId: string, runId: string, name: string, value: string): Buffer {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(useAad(tenantId, runId, name));
+    const ct = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
+    return Buffer.concat([Buffer.of(FORMAT_V1), iv, cipher.getAuthTag(), ct]);
+  }
+
+  openUse(tenantId: string, runId: string, name: string, sealed: Buffer): string {
+    if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== FORMAT_V1) throw new Error('not a sealed secret');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, sealed.subarray(1, 1 + IV_BYTES));
+    decipher.setAAD(useAad(tenantId, runId, name));
+    decipher.setAuthTag(sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
+    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  }
+
+  /** A keyed hash naming one value of one name (the row key of a run's use): offers nothing to guess a value against. */
+  useKey(name: string, value: string): string {
+    return createHmac('sha256', this.fingerprintKey).update(`use\n${name}\n${value}`, 'utf8').digest('hex').slice(0, 32);
+  }
+
+  /**
    * The Idempotency-Key fingerprint of a request that carries a value: keyed (HMAC-SHA256), so that
    * the idempotency table, unlike a plain SHA-256 of the body, offers nothing to guess a value against.
    */
   fingerprint(canonicalBody: string): string {
     return createHmac('sha256', this.fingerprintKey).update(canonicalBody, 'utf8').digest('hex');
   }
+}
+
+function useAad(tenantId: string, runId: string, name: string): Buffer {
+  return Buffer.from(`agent-api run secret use v1\n${tenantId}\n${runId}\n${name}`, 'utf8');
 }
 
 /** Tenant ids (`[A-Za-z0-9_.-]`) and names (`[A-Z0-9_]`) hold no newline: the encoding is unambiguous. */

@@ -29,4 +29,17 @@ export abstract class SecretRepository {
   abstract delete(tenantId: string, name: string): Promise<number | null>;
   /** The live secrets among `names`. */
   abstract sealed(tenantId: string, names: string[]): Promise<SealedSecret[]>;
+  /** Records values a run resolved (sealed), once per run, name and value; a repeat refreshes `resolved_at`. */
+  abstract recordUses(tenantId: string, run: { runId: string; sessionId: string }, uses: SealedUse[]): Promise<void>;
+  /** The sealed values the runs `runIds`, or any run of the sessions `sessionIds` (of `tenantId`), resolved. */
+  abstract usesOf(tenantId: string, of: { runIds: string[]; sessionIds: string[] }): Promise<Array<SealedUse & { runId: string }>>;
+  /** Forgets uses last resolved before `before`. */
+  abstract pruneUses(before: Date): Promise<number>;
+}
+
+/** One value a run resolved, sealed for that run and name. */
+export interface SealedUse {
+  name: string;
+  valueKey: string;
+  ciphertext: Buffer;
 }

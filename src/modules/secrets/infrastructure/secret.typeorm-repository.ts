@@ -3,7 +3,7 @@ import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import type { SortOrder } from '../../../common/http/pagination';
 import type { SecretMetadata } from '../domain/secret';
-import { Page, SealedSecret, SecretRepository } from '../domain/secret.repository';
+import { Page, SealedSecret, SealedUse, SecretRepository } from '../domain/secret.repository';
 
 type Row = Record<string, any>;
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
@@ -85,5 +85,31 @@ export class SecretTypeormRepository implements SecretRepository {
       [tenantId, names],
     );
     return rows.map((r) => ({ name: r.name, version: Number(r.version), ciphertext: bytes(r.ciphertext) }));
+  }
+
+  async recordUses(tenantId: string, run: { runId: string; sessionId: string }, uses: SealedUse[]): Promise<void> {
+    if (uses.length === 0) return;
+    await this.q(
+      `INSERT INTO run_secret_uses (run_id, name, value_key, tenant_id, session_id, ciphertext, resolved_at)
+       SELECT $1, u.name, u.value_key, $2, $4, decode(u.ciphertext, 'hex'), now()
+         FROM jsonb_to_recordset($3::jsonb) AS u(name text, value_key text, ciphertext text)
+       ON CONFLICT (run_id, name, value_key) DO UPDATE SET resolved_at = EXCLUDED.resolved_at`,
+      [run.runId, tenantId, JSON.stringify(uses.map((u) => ({ name: u.name, value_key: u.valueKey, ciphertext: u.ciphertext.toString('hex') }))), run.sessionId],
+    );
+  }
+
+  async usesOf(tenantId: string, of: { runIds: string[]; sessionIds: string[] }): Promise<Array<SealedUse & { runId: string }>> {
+    if (of.runIds.length === 0 && of.sessionIds.length === 0) return [];
+    const rows = await this.q(
+      `SELECT run_id, name, value_key, ciphertext FROM run_secret_uses
+        WHERE tenant_id = $1 AND (run_id = ANY($2::text[]) OR session_id = ANY($3::text[]))`,
+      [tenantId, of.runIds, of.sessionIds],
+    );
+    return rows.map((r) => ({ runId: r.run_id, name: r.name, valueKey: r.value_key, ciphertext: bytes(r.ciphertext) }));
+  }
+
+  async pruneUses(before: Date): Promise<number> {
+    const rows = await this.q(`DELETE FROM run_secret_uses WHERE resolved_at < $1 RETURNING 1`, [before]);
+    return rows.length;
   }
 }

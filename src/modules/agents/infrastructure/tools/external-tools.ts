@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Injectable, Logger, OnModuleDestroy, Optional } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { DEFAULT_MAX_BODY_BYTES, OutboundError, OutboundHttpClient } from '../../../../common/outbound/outbound-http';
 import { AgentTool, McpToolEntry, ToolBinding } from '../../domain/agent-definition';
 import { ToolContext, ToolOutcome } from '../../domain/tool';
-import { HeaderSecrets, SECRET_UNAVAILABLE, SecretRedactor } from './secret-headers';
+import { HeaderSecrets, SECRET_UNAVAILABLE } from './secret-headers';
+import { SecretScrubber } from '../../../../common/secrets/secret-scrubber';
+import { AppConfig } from '../../../../common/config/app-config';
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 const SNIPPET = 500;
@@ -13,19 +15,22 @@ const SNIPPET = 500;
 type HttpBinding = Extract<ToolBinding, { kind: 'http' }>;
 type McpBinding = Extract<ToolBinding, { kind: 'mcp' }>;
 
-const fail = (code: 'tool_failed' | 'tool_timeout', message: string, retryable: boolean): ToolOutcome => ({ ok: false, error: { code, message, retryable } });
+const fail = (code: 'tool_failed' | 'tool_timeout' | 'too_large', message: string, retryable: boolean): ToolOutcome => ({ ok: false, error: { code, message, retryable } });
 
-function snippet(body: Buffer): string {
-  const s = body.toString('utf8');
-  return s.length > SNIPPET ? `${s.slice(0, SNIPPET)}...` : s;
+/** An excerpt of a tool's text: the call's resolved secrets masked FIRST, then cut (a value's start at the cut is masked too). */
+function snippet(r: SecretScrubber, text: string, max = SNIPPET): string {
+  return r.cut(text, max);
 }
 
 function asResult(v: unknown): unknown {
   return v !== null && typeof v === 'object' ? v : { value: v };
 }
 
-/** The outcome with resolved secret values masked, before anything stores, streams or audits it. */
-function redacted(r: SecretRedactor, outcome: ToolOutcome): ToolOutcome {
+/**
+ * The outcome with the call's resolved secret values masked (the run's scrubbing step masks every
+ * value the run resolved again, before the decider sees it).
+ */
+function redacted(r: SecretScrubber, outcome: ToolOutcome): ToolOutcome {
   if (r.empty) return outcome;
   return outcome.ok ? { ...outcome, result: r.json(outcome.result) } : { ok: false, error: { ...outcome.error, message: r.text(outcome.error.message) } };
 }
@@ -35,14 +40,14 @@ function redacted(r: SecretRedactor, outcome: ToolOutcome): ToolOutcome {
  * a body that is not JSON and a ZodError for a message or result of the wrong shape); null for
  * other errors. Not retried: the same server gives the same answer.
  */
-export function mcpProtocolProblem(err: unknown): string | null {
+export function mcpProtocolProblem(err: unknown, r: SecretScrubber = SecretScrubber.none): string | null {
   // By name: fetch's body parser throws from its own realm (instanceof fails across realms).
-  if ((err as Error)?.name === 'SyntaxError') return `answered with a body that is not JSON (${String((err as Error).message).slice(0, 120)})`;
+  if ((err as Error)?.name === 'SyntaxError') return `answered with a body that is not JSON (${snippet(r, String((err as Error).message), 120)})`;
   const issues = (err as { issues?: unknown })?.issues;
   if ((err as Error)?.name === 'ZodError' || Array.isArray(issues)) {
     const first = Array.isArray(issues) ? (issues[0] as { path?: unknown[]; message?: string } | undefined) : undefined;
     const where = first?.path?.length ? ` at ${first.path.join('.')}` : '';
-    return `answered a message that is not valid MCP/JSON-RPC${where}${first?.message ? `: ${first.message.slice(0, 200)}` : ''}`;
+    return `answered a message that is not valid MCP/JSON-RPC${r.text(where)}${first?.message ? `: ${snippet(r, first.message, 200)}` : ''}`;
   }
   return null;
 }
@@ -72,15 +77,33 @@ export class ExternalTools implements OnModuleDestroy {
   constructor(
     private readonly outbound: OutboundHttpClient,
     private readonly secrets: HeaderSecrets,
+    @Optional() private readonly config?: AppConfig,
   ) {}
+
+  /** The absolute URL a callback tool posts its result to (`PUBLIC_BASE_URL`). */
+  private callbackUrl(ctx: ToolContext): string {
+    const base = this.config?.publicBaseUrl ?? 'http://127.0.0.1:3000';
+    return `${base}/v1/runs/${encodeURIComponent(ctx.runId)}/callbacks/${encodeURIComponent(ctx.toolCallId)}`;
+  }
 
   async callHttp(tool: AgentTool, b: HttpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
     const h = await this.secrets.resolve(ctx.tenantId, b.headers);
     if ('unavailable' in h) return fail('tool_failed', `${tool.name}: the header ${h.unavailable} ${SECRET_UNAVAILABLE}`, false);
-    return redacted(h.redactor, await this.postHttp(tool, b, h.headers, args, ctx, deadline));
+    // Recorded for the run before the request goes out: whatever comes back later is scrubbed of it.
+    if (h.resolved.length && ctx.secretsResolved) await ctx.secretsResolved(h.resolved);
+    return redacted(h.redactor, await this.postHttp(tool, b, h.headers, args, ctx, deadline, h.redactor));
   }
 
-  private async postHttp(tool: AgentTool, b: HttpBinding, headers: Record<string, string>, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
+  private async postHttp(
+    tool: AgentTool,
+    b: HttpBinding,
+    headers: Record<string, string>,
+    args: unknown,
+    ctx: ToolContext,
+    deadline: number,
+    r: SecretScrubber,
+  ): Promise<ToolOutcome> {
+    const callbackUrl = ctx.callbackToken ? this.callbackUrl(ctx) : null;
     const timeoutMs = Math.max(1, deadline - Date.now());
     try {
       const res = await this.outbound.request({
@@ -92,9 +115,9 @@ export class ExternalTools implements OnModuleDestroy {
           accept: 'application/json',
           'idempotency-key': ctx.idempotencyKey,
           // The tool may answer later: 202 {"callback": true}, then POST /v1/runs/{run_id}/callbacks/{tool_call_id} with this token.
-          ...(ctx.callbackToken ? { 'callback-token': ctx.callbackToken } : {}),
+          ...(ctx.callbackToken ? { 'callback-token': ctx.callbackToken, 'callback-url': callbackUrl! } : {}),
         },
-        body: JSON.stringify({ arguments: args, run_id: ctx.runId, tool_call_id: ctx.toolCallId, session_id: ctx.sessionId }),
+        body: JSON.stringify({ arguments: args, run_id: ctx.runId, tool_call_id: ctx.toolCallId, session_id: ctx.sessionId, ...(callbackUrl ? { callback_url: callbackUrl } : {}) }),
         timeoutMs,
         signal: ctx.signal,
       });
@@ -105,12 +128,12 @@ export class ExternalTools implements OnModuleDestroy {
           if (res.status === 202 && ctx.callbackToken && (body as { callback?: unknown } | null)?.callback === true) return { ok: true, result: { callback: true }, deferred: true };
           return { ok: true, result: asResult(body) };
         } catch {
-          return fail('tool_failed', `${tool.name} answered HTTP ${res.status} with a body that is not JSON: ${snippet(res.body)}`, false);
+          return fail('tool_failed', `${tool.name} answered HTTP ${res.status} with a body that is not JSON: ${snippet(r, res.body.toString('utf8'))}`, false);
         }
       }
-      if (res.status >= 500) return fail('tool_failed', `${tool.name} answered HTTP ${res.status}: ${snippet(res.body)}`, true);
+      if (res.status >= 500) return fail('tool_failed', `${tool.name} answered HTTP ${res.status}: ${snippet(r, res.body.toString('utf8'))}`, true);
       if (res.status >= 300 && res.status < 400) return fail('tool_failed', `${tool.name} answered a redirect (HTTP ${res.status}); redirects are not followed`, false);
-      return fail('tool_failed', `${tool.name} answered HTTP ${res.status}: ${snippet(res.body)}`, false);
+      return fail('tool_failed', `${tool.name} answered HTTP ${res.status}: ${snippet(r, res.body.toString('utf8'))}`, false);
     } catch (err) {
       return this.outboundFailure(tool.name, err, timeoutMs);
     }
@@ -119,10 +142,19 @@ export class ExternalTools implements OnModuleDestroy {
   async callMcp(tool: AgentTool, b: McpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
     const h = await this.secrets.resolve(ctx.tenantId, b.headers);
     if ('unavailable' in h) return fail('tool_failed', `${tool.name}: the header ${h.unavailable} ${SECRET_UNAVAILABLE}`, false);
-    return redacted(h.redactor, await this.postMcp(tool, b, h.headers, args, ctx, deadline));
+    if (h.resolved.length && ctx.secretsResolved) await ctx.secretsResolved(h.resolved);
+    return redacted(h.redactor, await this.postMcp(tool, b, h.headers, args, ctx, deadline, h.redactor));
   }
 
-  private async postMcp(tool: AgentTool, b: McpBinding, headers: Record<string, string>, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
+  private async postMcp(
+    tool: AgentTool,
+    b: McpBinding,
+    headers: Record<string, string>,
+    args: unknown,
+    ctx: ToolContext,
+    deadline: number,
+    r: SecretScrubber,
+  ): Promise<ToolOutcome> {
     if (!this.outbound.policy.allows(b.url)) return fail('tool_failed', `${tool.name}: the URL is not in OUTBOUND_URL_ALLOWLIST`, false);
     const timeoutMs = Math.max(1, deadline - Date.now());
     // Ended early when an answer of this client's server passes the cap (the SDK only logs SSE stream errors).
@@ -138,14 +170,16 @@ export class ExternalTools implements OnModuleDestroy {
         { signal, timeout: timeoutMs },
       );
       if (res.isError) {
-        const text = Array.isArray(res.content) ? res.content.map((c: any) => (c?.type === 'text' ? c.text : '')).join('\n') : '';
-        return fail('tool_failed', `${tool.name}: ${text.slice(0, SNIPPET) || 'the tool reported an error'}`, false);
+        // The parts masked together (a value split across two parts), then joined, then cut.
+        const texts = Array.isArray(res.content) ? res.content.map((c: any) => (c?.type === 'text' && typeof c.text === 'string' ? c.text : '')) : [];
+        const text = r.parts(texts).join('\n');
+        return fail('tool_failed', `${tool.name}: ${snippet(r, text) || 'the tool reported an error'}`, false);
       }
       return { ok: true, result: asResult(res.structuredContent ?? { content: res.content ?? [] }) };
     } catch (err) {
       if (capped.signal.aborted || (err instanceof OutboundError && err.kind === 'too_large')) {
         this.evict(key);
-        return fail('tool_failed', `${tool.name}: the MCP server ${b.server} answered more than ${DEFAULT_MAX_BODY_BYTES} bytes (1 MiB) in one message`, false);
+        return fail('too_large', `${tool.name}: the MCP server ${b.server} answered more than ${DEFAULT_MAX_BODY_BYTES} bytes (1 MiB) in one message`, false);
       }
       if (signal.aborted) {
         if (ctx.signal.aborted) return fail('tool_timeout', `${tool.name} was cancelled`, false);
@@ -153,10 +187,10 @@ export class ExternalTools implements OnModuleDestroy {
       }
       const code = (err as { code?: unknown })?.code;
       // A JSON-RPC error of the server (unknown tool, invalid params): its answer, not an outage.
-      if (typeof code === 'number' && code < 0 && code > -32800 && code !== -32001 && code !== -32000) return fail('tool_failed', `${tool.name}: ${(err as Error).message.slice(0, SNIPPET)}`, false);
+      if (typeof code === 'number' && code < 0 && code > -32800 && code !== -32001 && code !== -32000) return fail('tool_failed', `${tool.name}: ${snippet(r, (err as Error).message)}`, false);
       this.evict(key);
       if (err instanceof OutboundError && err.kind === 'not_allowed') return fail('tool_failed', `${tool.name}: the URL is not in OUTBOUND_URL_ALLOWLIST`, false);
-      const protocol = mcpProtocolProblem(err);
+      const protocol = mcpProtocolProblem(err, r);
       if (protocol) return fail('tool_failed', `${tool.name}: the MCP server ${b.server} ${protocol}`, false);
       // An HTTP status from the transport: 4xx is the server's answer (not retried), 5xx an outage.
       if (typeof code === 'number' && code >= 400 && code < 500 && code !== 408 && code !== 429) {
@@ -260,7 +294,7 @@ export class ExternalTools implements OnModuleDestroy {
         case 'not_allowed':
           return fail('tool_failed', `${name}: the URL is not in OUTBOUND_URL_ALLOWLIST`, false);
         case 'too_large':
-          return fail('tool_failed', `${name}: ${err.message}`, false);
+          return fail('too_large', `${name}: ${err.message}`, false);
         case 'network':
           return fail('tool_failed', `${name}: the tool server could not be reached`, true);
       }

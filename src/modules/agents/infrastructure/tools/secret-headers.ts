@@ -5,6 +5,7 @@ import { FieldError } from '../../../../common/errors/domain-error';
 import { ResolveSecretsQuery } from '../../../secrets/application/queries/resolve-secrets/resolve-secrets.query';
 import { ToolEntry } from '../../domain/agent-definition';
 import { SecretRef, secretRefs } from '../../domain/tool-entries';
+import { ResolvedSecret, SecretScrubber } from '../../../../common/secrets/secret-scrubber';
 
 /**
  * One message whether the name is not allowed, not listed for this tenant or not defined, so that
@@ -13,49 +14,15 @@ import { SecretRef, secretRefs } from '../../domain/tool-entries';
 export const SECRET_UNAVAILABLE =
   'names a secret that is not available to this tenant (define it with PUT /v1/secrets/{name}, or ask the operator to list it in TOOL_ENV_SECRETS)';
 
-/** Resolved values, by the name they are shown as: `[secret:NAME]`. */
-export class SecretRedactor {
-  static readonly none = new SecretRedactor([]);
-  private readonly values: Array<{ value: string; mask: string }>;
+/**
+ * Resolved values, by the name they are shown as: `[secret:NAME]` - the one scrubbing rule
+ * (common/secrets/secret-scrubber.ts: raw, encoded, split and cut forms).
+ */
+export { SecretScrubber as SecretRedactor };
 
-  constructor(resolved: Array<{ name: string; value: string }>) {
-    // Longest first: a value that contains another is masked whole.
-    this.values = resolved
-      .filter((r) => r.value.length > 0)
-      .map((r) => ({ value: r.value, mask: `[secret:${r.name}]` }))
-      .sort((a, b) => b.value.length - a.value.length);
-  }
+const NON_ASCII = /[^\x00-\x7f]/;
 
-  get empty(): boolean {
-    return this.values.length === 0;
-  }
-
-  /** `text` with every resolved value replaced by its `[secret:NAME]`. */
-  text(text: string): string {
-    let out = text;
-    for (const { value, mask } of this.values) if (out.includes(value)) out = out.split(value).join(mask);
-    return out;
-  }
-
-  /** A JSON value with every string (keys too) passed through `text`. */
-  json<T>(v: T): T {
-    if (this.empty) return v;
-    return this.walk(v) as T;
-  }
-
-  private walk(v: unknown): unknown {
-    if (typeof v === 'string') return this.text(v);
-    if (Array.isArray(v)) return v.map((x) => this.walk(x));
-    if (v !== null && typeof v === 'object') {
-      const out: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) out[this.text(k)] = this.walk(x);
-      return out;
-    }
-    return v;
-  }
-}
-
-export type ResolvedHeaders = { headers: Record<string, string>; redactor: SecretRedactor } | { unavailable: string };
+export type ResolvedHeaders = { headers: Record<string, string>; redactor: SecretScrubber; resolved: ResolvedSecret[] } | { unavailable: string };
 
 /**
  * Header values as configured may name secrets: `${secret:NAME}` (the tool's tenant's, from the
@@ -80,14 +47,14 @@ export class HeaderSecrets {
       perHeader.push([k, v, parsed.refs]);
       for (const r of parsed.refs) if (r.kind === 'secret') secretNames.add(r.name);
     }
-    if (perHeader.every(([, , refs]) => refs.length === 0)) return { headers: { ...headers }, redactor: SecretRedactor.none };
+    if (perHeader.every(([, , refs]) => refs.length === 0)) return { headers: { ...headers }, redactor: SecretScrubber.none, resolved: [] };
     let secrets = new Map<string, string>();
     if (secretNames.size > 0) {
       if (tenantId === null) return { unavailable: perHeader.find(([, , refs]) => refs.some((r) => r.kind === 'secret'))![0] };
       secrets = await this.queries.execute(new ResolveSecretsQuery(tenantId, [...secretNames]));
     }
     const out: Record<string, string> = {};
-    const used: Array<{ name: string; value: string }> = [];
+    const used: ResolvedSecret[] = [];
     for (const [k, v, refs] of perHeader) {
       let value = v;
       for (const r of refs) {
@@ -96,9 +63,11 @@ export class HeaderSecrets {
         value = value.split(r.token).join(resolved);
         used.push({ name: r.name, value: resolved });
       }
-      out[k] = value;
+      // A header carries octets: a non-ASCII value goes out as its UTF-8 bytes (Node refuses
+      // characters above U+00FF and would send U+0080..U+00FF as single Latin-1 bytes).
+      out[k] = NON_ASCII.test(value) ? Buffer.from(value, 'utf8').toString('latin1') : value;
     }
-    return { headers: out, redactor: new SecretRedactor(used) };
+    return { headers: out, redactor: new SecretScrubber(used), resolved: used };
   }
 
   /** Definition time: a field error for each header of `entries` that names a secret the tenant cannot use. */

@@ -115,7 +115,11 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
    */
   private async answerInput(activeId: string, session: SessionFacts, input: CreateRunInput, now: Date): Promise<CreateRunResult | null> {
     const userMessageId = newId('msg');
-    const text = input.content
+    // The answer is the ask_user call's result: scrubbed of the run's resolved secrets like every
+    // tool result (its user message too, so the history never holds the raw value).
+    const scrubber = await this.path.scrubberFor(session.tenantId, [activeId]);
+    const content = scrubber.empty ? input.content : input.content.map((p) => (p.type === 'text' ? { ...p, text: scrubber.text(p.text) } : p));
+    const text = content
       .filter((p) => p.type === 'text')
       .map((p) => (p as { text: string }).text)
       .join('\n');
@@ -125,7 +129,7 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       {
         alsoWrite: async (run, d) => {
           await this.messages.appendInput(
-            { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content: input.content, metadata: {} },
+            { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content, metadata: {} },
             { expectedRevision: input.expectedRevision, now },
           );
           await appendToolResults(this.messages, run, d);

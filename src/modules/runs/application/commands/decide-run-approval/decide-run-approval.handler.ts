@@ -19,7 +19,9 @@ export class DecideRunApprovalHandler implements ICommandHandler<DecideRunApprov
     const observation = { type: 'approval_decided', approval_id: d.approvalId, tool_call_id: d.toolCallId, decision: d.decision, decided_by: d.decidedBy, reason: d.reason } as const;
     await this.path.apply(runId, observation, {
       principal,
-      alsoWrite: () => this.approvals.gate!.recordDecision({ approvalId: d.approvalId, decision: d.decision, decidedBy: d.decidedBy, reason: d.reason, at: d.at }),
+      // The reason as the run saw it: scrubbed of the run's resolved secrets (the approval row keeps that).
+      alsoWrite: (_run, _d, seen) =>
+        this.approvals.gate!.recordDecision({ approvalId: d.approvalId, decision: d.decision, decidedBy: d.decidedBy, reason: seen.type === 'approval_decided' ? seen.reason : d.reason, at: d.at }),
     });
   }
 }
