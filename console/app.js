@@ -202,7 +202,7 @@ function finishToolCard(t, ok, value, durationMs) {
   t.body.append(h('div', {}, ok ? `→ ${compact(value, 400)}` : `✗ ${value && value.code ? `${value.code}: ${typeof value.message === 'string' ? value.message : compact(value.message)}` : compact(value)}`));
 }
 
-/** Handoff (CONTRACT 16): the run goes on with another agent. */
+/** Handoff (docs/multi-agent.md): the run goes on with another agent. */
 function handoffEntry(from, to, reason) {
   return h(
     'div',
@@ -714,7 +714,7 @@ class LiveRun {
         break;
       }
       case 'run.input_requested': {
-        // ask_user (CONTRACT 17): the question stands in the tool's card; the message box answers it.
+        // ask_user (docs/pauses-and-automations.md): the question stands in the tool's card; the message box answers it.
         const t = this.tools.get(d.tool_call_id);
         const box = h('div', { class: 'approval input-request', role: 'group', 'aria-label': 'Question from the agent' }, h('p', { class: 'question' }, d.question), h('p', { class: 'hint' }, 'Your next message answers it and the run continues.'));
         if (t) {
@@ -984,7 +984,7 @@ async function renderWebhooks(params) {
         { class: 'panel secret-once', role: 'status' },
         h('strong', {}, 'Signing secret (shown only now): '),
         h('code', { class: 'mono', id: 'webhook-secret-value' }, fresh.secret),
-        h('p', { class: 'muted small' }, 'Verify deliveries with it (Standard Webhooks: see the README). Rotate it through the API if it leaks.'),
+        h('p', { class: 'muted small' }, 'Verify deliveries with it (Standard Webhooks: see docs/webhooks.md). Rotate it through the API if it leaks.'),
       ),
     );
   }

@@ -1,7 +1,7 @@
 /**
  * Offline verification of an audit export (`GET /v1/admin/audit/export?format=ndjson`): no server,
  * no AUDIT_HMAC_KEY, only the export and the Ed25519 public key(s) from
- * `GET /v1/admin/audit/public-key`. Self-contained (node:crypto only), the README recipe in full:
+ * `GET /v1/admin/audit/public-key`. Self-contained (node:crypto only), the recipe of docs/audit.md in full:
  *
  * - every record: `seq` follows the one before, `prev_hash` is its hash, and `hash` is the SHA-256
  *   of (prev_hash + canonical record) (records of the keyed era, `hash_alg` `hmac-sha256`, can only

@@ -60,9 +60,9 @@ describe('audit export, offline verification, retention (issue 32)', () => {
     return { status: res.status, text: await res.text(), type: res.headers.get('content-type') };
   }
 
-  /** The README's offline recipe (node:crypto only), run as written there. */
+  /** The offline recipe of docs/audit.md (node:crypto only), run as written there. */
   async function recipeVerify(text: string, name: string) {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const readme = readFileSync(join(ROOT, 'docs', 'audit.md'), 'utf8');
     const block = /<!-- audit-verify-recipe -->\n```js\n([\s\S]+?)```/.exec(readme);
     expect(block).not.toBeNull();
     expect(block![1].trim().split('\n').length).toBeLessThanOrEqual(26);

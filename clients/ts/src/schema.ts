@@ -482,7 +482,7 @@ export interface paths {
          * Export the tenant's audit trail (streamed) with its hashes and signed checkpoints
          * @description Admin only. Streams a contiguous part of the chain: from the first record with occurred_at >= `from` to the last with occurred_at < `to` (every record between them, so the part verifies as a chain), read in batches as the client reads (memory stays flat for any range). Without `to` the head is signed first, so the whole export is covered by a checkpoint.
          *
-         *     `format=ndjson` (`application/x-ndjson`, the default), one JSON object per line with a `kind`: `header` (format, version, tenant_id, from_seq, to_seq, exported_at); `checkpoint` (tenant_id, seq, hash, at, key_id, algorithm, signature), first the one just before from_seq if there is one, then each after the record it signs; `record` (the 16 hashed fields, prev_hash, hash, mac, hash_alg); last `end` (records, checkpoints: a download cut off lacks it). Verify it offline with `agent-api audit verify --file F --public-key K` or the README recipe.
+         *     `format=ndjson` (`application/x-ndjson`, the default), one JSON object per line with a `kind`: `header` (format, version, tenant_id, from_seq, to_seq, exported_at); `checkpoint` (tenant_id, seq, hash, at, key_id, algorithm, signature), first the one just before from_seq if there is one, then each after the record it signs; `record` (the 16 hashed fields, prev_hash, hash, mac, hash_alg); last `end` (records, checkpoints: a download cut off lacks it). Verify it offline with `agent-api audit verify --file F --public-key K` or the recipe of docs/audit.md ("Offline verification").
          *
          *     `format=csv` (`text/csv`): a header row, then one row per record or checkpoint, columns `kind`, `tenant_id`, `seq`, `id`, `occurred_at`, `actor_subject_id`, `actor_role`, `actor_key_id`, `action`, `resource_type`, `resource_id`, `session_id`, `run_id`, `request_id`, `outcome`, `status`, `data`, `prev_hash`, `hash`, `mac`, `hash_alg`, `at`, `key_id`, `signature`; empty cells for null and for what the row kind has not, `data` as JSON, RFC 4180 quoting, CRLF. For SIEM import; verify the ndjson.
          */
@@ -2077,7 +2077,7 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash, hash and mac; keys sorted at every depth, no whitespace): anyone recomputes it (README, "Audit trail (admins)"). Records chained before macs existed (mac null, after the legacy ones): hex HMAC-SHA256 of the same bytes under the server's AUDIT_HMAC_KEY.
+             * @description hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash, hash and mac; keys sorted at every depth, no whitespace): anyone recomputes it (docs/audit.md, "The canonical record"). Records chained before macs existed (mac null, after the legacy ones): hex HMAC-SHA256 of the same bytes under the server's AUDIT_HMAC_KEY.
              * @example 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
              */
             hash: string;

@@ -56,8 +56,8 @@ describe('TOOL_ENV_SECRETS (CONTRACT section 13)', () => {
     expect(isServiceConfigVariable('CRM_TOKEN')).toBe(false);
   });
 
-  it('covers every variable of the README configuration table and every one the code reads', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  it('covers every variable of the configuration table (docs/configuration.md) and every one the code reads', () => {
+    const readme = readFileSync(join(root, 'docs', 'configuration.md'), 'utf8');
     const table = [...readme.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)].map((m) => m[1]);
     expect(table.length).toBeGreaterThan(30);
     const code = ['src/common/config/app-config.ts', 'clients/cli/agent-cli.ts'].map((f) => readFileSync(join(root, f), 'utf8')).join('\n');

@@ -5,7 +5,7 @@
  * could name `API_KEYS` or `DATABASE_URL` in a header would send them to a server of their choice.
  */
 
-/** Every variable the service, its CLI or its libraries read as configuration (README's table and more). */
+/** Every variable the service, its CLI or its libraries read as configuration (docs/configuration.md's table and more). */
 export const SERVICE_CONFIG_VARIABLES: ReadonlySet<string> = new Set([
   'AGENTS_DIR',
   'AGENT_API_KEY',

@@ -133,7 +133,7 @@ export class AuditController {
       'from_seq, to_seq, exported_at); `checkpoint` (tenant_id, seq, hash, at, key_id, algorithm, signature), first the one just before ' +
       'from_seq if there is one, then each after the record it signs; `record` (the 16 hashed fields, prev_hash, hash, mac, hash_alg); ' +
       'last `end` (records, checkpoints: a download cut off lacks it). Verify it offline with `agent-api audit verify --file F --public-key K` ' +
-      'or the README recipe.\n\n' +
+      'or the recipe of docs/audit.md ("Offline verification").\n\n' +
       `\`format=csv\` (\`text/csv\`): a header row, then one row per record or checkpoint, columns ${CSV_COLUMNS.map((c) => `\`${c}\``).join(', ')}; ` +
       'empty cells for null and for what the row kind has not, `data` as JSON, RFC 4180 quoting, CRLF. For SIEM import; verify the ndjson.',
   })

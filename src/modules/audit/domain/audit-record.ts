@@ -56,7 +56,7 @@ export type AuditRecordBody = Omit<AuditRecord, 'prevHash' | 'hash' | 'mac'>;
 
 /**
  * The canonical form of a record, exactly what is hashed. Anyone verifies a chain from the
- * exported records alone (README "Audit trail (admins)", the recipe):
+ * exported records alone (docs/audit.md, "The canonical record" and the recipe):
  *
  *   canonical = canonical JSON of the object with the 16 keys
  *               id, tenant_id, seq, occurred_at, actor_subject_id, actor_role, actor_key_id,

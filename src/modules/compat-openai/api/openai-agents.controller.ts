@@ -276,7 +276,7 @@ export class OpenAiAgentsController {
       'Starts with live events. Our extension: every frame has `id: <session_sequence>` (`n.k` for the k-th of several frames of one native event, the last carries `n`); ' +
       '`Last-Event-ID: n` (or `n.k`) replays everything after it, then goes live, without loss or repeats.',
   })
-  @ApiExcludeEndpoint() // SSE only; documented in the tag and the README
+  @ApiExcludeEndpoint() // SSE only; documented in the tag and docs/compatibility.md
   async streamEvents(@CurrentPrincipal() principal: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const session = await this.inputs.session(principal, id);
     const header = req.headers['last-event-id'];

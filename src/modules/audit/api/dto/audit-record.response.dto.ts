@@ -47,7 +47,7 @@ export class AuditRecordResponseDto {
     example: '9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08',
     description:
       'hex SHA-256 of UTF-8 (prev_hash + canonical JSON of this record without object, prev_hash, hash and mac; keys sorted at every depth, ' +
-      "no whitespace): anyone recomputes it (README, \"Audit trail (admins)\"). Records chained before macs existed (mac null, after the legacy ones): " +
+      "no whitespace): anyone recomputes it (docs/audit.md, \"The canonical record\"). Records chained before macs existed (mac null, after the legacy ones): " +
       "hex HMAC-SHA256 of the same bytes under the server's AUDIT_HMAC_KEY.",
   })
   hash!: string;

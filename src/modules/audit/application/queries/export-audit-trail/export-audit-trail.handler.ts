@@ -58,7 +58,7 @@ export class ExportAuditTrailHandler implements IQueryHandler<ExportAuditTrailQu
         from_seq: fromSeq,
         to_seq: toSeq,
         exported_at: new Date().toISOString(),
-        hash: 'sha256(prev_hash + canonical record), see README "Audit trail (admins)"',
+        hash: 'sha256(prev_hash + canonical record), see docs/audit.md "The canonical record"',
         signature: 'ed25519 over the canonical JSON of {at, hash, seq, tenant_id}',
       });
     }
