@@ -284,6 +284,24 @@ describe('run pauses (CONTRACT 17)', () => {
     expect(late.body.error.code).toBe('callback_not_expected');
   });
 
+  it('callbacks: an answer over the 1 MiB cap is 413 to the tool and ends the call too_large (as over http and MCP); without its token it changes nothing', async () => {
+    const { runId } = await scripted([{ tool_calls: [{ id: 'call_big', name: 'ship', arguments: {} }] }, { text: 'ok' }]);
+    await waitForRun(t, admin, runId, (r) => r.status === 'waiting_for_callback');
+    const path = `/v1/runs/${runId}/callbacks/call_big`;
+    const big = { output: { blob: 'x'.repeat(1024 * 1024 + 10) } };
+    // No token: refused as too large, the call still waits.
+    const anonymous = await t.call(null, 'POST', path, big);
+    expect(anonymous.status).toBe(413);
+    expect((await t.call(admin, 'GET', `/v1/runs/${runId}`)).body.status).toBe('waiting_for_callback');
+    const res = await t.call(null, 'POST', path, big, { 'callback-token': tool.tokenOf('call_big')! });
+    expect(res.status).toBe(413);
+    expect(res.body.error.code).toBe('payload_too_large');
+    expect(await waitForRun(t, admin, runId, isTerminal)).toMatchObject({ status: 'completed' });
+    const failed = (await runEvents(t, admin, runId)).find((e) => e.type === 'tool.failed');
+    expect(failed.data.error).toMatchObject({ code: 'too_large', message: expect.stringContaining('bytes') });
+    expect(JSON.stringify(failed)).not.toContain('xxxxxxxx');
+  });
+
   it("callbacks: a callback that comes before the tool's 202 is kept; the run continues with it", async () => {
     const { runId } = await scripted([{ tool_calls: [{ id: 'call_h', name: 'ship_held', arguments: {} }] }, { text: 'fast' }]);
     await until('the held tool request', () => tool.held('call_h'));

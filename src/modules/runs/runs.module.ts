@@ -19,6 +19,7 @@ import { ListRunsHandler } from './application/queries/list-runs/list-runs.handl
 import { RunPersistence } from './application/run-persistence';
 import { ApplyToRun } from './application/apply-to-run';
 import { RunSecrets } from './application/run-secrets';
+import { CallbackSizeHook } from './api/callback-size.hook';
 import { ApprovalsPort } from './application/approvals-port';
 import { DecideRunApprovalHandler } from './application/commands/decide-run-approval/decide-run-approval.handler';
 import { ExpireRunApprovalHandler } from './application/commands/expire-run-approval/expire-run-approval.handler';
@@ -57,6 +58,7 @@ import { RunWaker } from './worker/run-waker';
     RunPersistence,
     ApplyToRun,
     RunSecrets,
+    CallbackSizeHook,
     ApprovalsPort,
     DecideRunApprovalHandler,
     ExpireRunApprovalHandler,
