@@ -20,22 +20,12 @@ export class SecretCipher {
   }
 
   seal(tenantId: string, name: string, version: number, value: string): Buffer {
-    const iv = randomBytes(IV_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(aad(tenantId, name, version));
-    const ct = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
-    return Buffer.concat([Buffer.of(FORMAT_V1), iv, cipher.getAuthTag(), ct]);
+    return this.sealWith(aad(tenantId, name, version), value);
   }
 
   /** Throws when the bytes were not sealed by this key for exactly this tenant, name and version. */
   open(tenantId: string, name: string, version: number, sealed: Buffer): string {
-    if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== FORMAT_V1) throw new Error('not a sealed secret');
-    const iv = sealed.subarray(1, 1 + IV_BYTES);
-    const tag = sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES);
-    const decipher = createDecipheriv('aes-256-gcm', this.key, iv);
-    decipher.setAAD(aad(tenantId, name, version));
-    decipher.setAuthTag(tag);
-    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+    return this.openWith(aad(tenantId, name, version), sealed);
   }
 
   /**
@@ -43,17 +33,25 @@ export class SecretCipher {
    * that what arrives later on the run can be scrubbed of it on any node (the scrubbing rule).
    */
   sealUse(tenantId: string, runId: string, name: string, value: string): Buffer {
+    return this.sealWith(useAad(tenantId, runId, name), value);
+  }
+
+  openUse(tenantId: string, runId: string, name: string, sealed: Buffer): string {
+    return this.openWith(useAad(tenantId, runId, name), sealed);
+  }
+
+  private sealWith(additional: Buffer, value: string): Buffer {
     const iv = randomBytes(IV_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
-    cipher.setAAD(useAad(tenantId, runId, name));
+    cipher.setAAD(additional);
     const ct = Buffer.concat([cipher.update(value, 'utf8'), cipher.final()]);
     return Buffer.concat([Buffer.of(FORMAT_V1), iv, cipher.getAuthTag(), ct]);
   }
 
-  openUse(tenantId: string, runId: string, name: string, sealed: Buffer): string {
+  private openWith(additional: Buffer, sealed: Buffer): string {
     if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== FORMAT_V1) throw new Error('not a sealed secret');
     const decipher = createDecipheriv('aes-256-gcm', this.key, sealed.subarray(1, 1 + IV_BYTES));
-    decipher.setAAD(useAad(tenantId, runId, name));
+    decipher.setAAD(additional);
     decipher.setAuthTag(sealed.subarray(1 + IV_BYTES, 1 + IV_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   }

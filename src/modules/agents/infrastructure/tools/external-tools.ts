@@ -87,11 +87,23 @@ export class ExternalTools implements OnModuleDestroy {
   }
 
   async callHttp(tool: AgentTool, b: HttpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
-    const h = await this.secrets.resolve(ctx.tenantId, b.headers);
+    return this.withSecrets(tool, b.headers, ctx, (headers, r) => this.postHttp(tool, b, headers, args, ctx, deadline, r));
+  }
+
+  /**
+   * A call with its headers' secrets resolved: recorded for the run BEFORE the request goes out
+   * (whatever comes back later, on any node, is scrubbed of them), and the outcome masked.
+   */
+  private async withSecrets(
+    tool: AgentTool,
+    configured: Record<string, string>,
+    ctx: ToolContext,
+    call: (headers: Record<string, string>, r: SecretScrubber) => Promise<ToolOutcome>,
+  ): Promise<ToolOutcome> {
+    const h = await this.secrets.resolve(ctx.tenantId, configured);
     if ('unavailable' in h) return fail('tool_failed', `${tool.name}: the header ${h.unavailable} ${SECRET_UNAVAILABLE}`, false);
-    // Recorded for the run before the request goes out: whatever comes back later is scrubbed of it.
     if (h.resolved.length && ctx.secretsResolved) await ctx.secretsResolved(h.resolved);
-    return redacted(h.redactor, await this.postHttp(tool, b, h.headers, args, ctx, deadline, h.redactor));
+    return redacted(h.redactor, await call(h.headers, h.redactor));
   }
 
   private async postHttp(
@@ -140,10 +152,7 @@ export class ExternalTools implements OnModuleDestroy {
   }
 
   async callMcp(tool: AgentTool, b: McpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
-    const h = await this.secrets.resolve(ctx.tenantId, b.headers);
-    if ('unavailable' in h) return fail('tool_failed', `${tool.name}: the header ${h.unavailable} ${SECRET_UNAVAILABLE}`, false);
-    if (h.resolved.length && ctx.secretsResolved) await ctx.secretsResolved(h.resolved);
-    return redacted(h.redactor, await this.postMcp(tool, b, h.headers, args, ctx, deadline, h.redactor));
+    return this.withSecrets(tool, b.headers, ctx, (headers, r) => this.postMcp(tool, b, headers, args, ctx, deadline, r));
   }
 
   private async postMcp(
