@@ -51,6 +51,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
   private readonly logger = new Logger('Audit');
   /** Requests whose record their operation's statement already wrote (`writeFor`). */
   private readonly done = new WeakSet<object>();
+
   private keys: ApiKeysService | undefined;
 
   constructor(
@@ -77,12 +78,26 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
     if (!principal || !isAuditedRequest(req.method, routeOf(req))) return null;
     const response = parseJson(body);
     const record = this.describe(req as AuthedRequest, principal, status, response, false);
-    // A body that may carry a tool's result is scrubbed first (a read): then the hook writes it.
-    return needsRunSessionLookup(record) || scrubScope(record, req, response) ? null : this.trail.enqueueWrite([record]);
+    // A record that needs a read first (the run's session; a body that may carry a tool's result,
+    // scrubbed of the run's secrets) cannot ride on the statement: it is written right after, by
+    // itself (a streamed answer - AG-UI - never reaches the onSend hook).
+    if (needsRunSessionLookup(record) || scrubScope(record, req, response)) {
+      this.done.add(req);
+      void this.complete(req, principal, record, response).catch((err: unknown) => this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`));
+      return null;
+    }
+    return this.trail.enqueueWrite([record]);
   }
 
   recorded(req: FastifyRequest): void {
     this.done.add(req);
+  }
+
+  /** The reads a record needs (its run's session, the scrubbing of its body), then its write. */
+  private async complete(req: FastifyRequest, principal: Principal, record: NewAuditRecord, response: unknown): Promise<void> {
+    if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
+    await this.scrubBody(record, req, response);
+    await this.trail.enqueue([record]);
   }
 
   private describe(req: AuthedRequest, principal: Principal, status: number, response: unknown, replayed: boolean): NewAuditRecord {
@@ -113,9 +128,7 @@ export class RequestAuditHook extends RequestAuditWriter implements OnModuleInit
       if (!principal) return;
       const response = parseJson(payload);
       const record = this.describe(req, principal, reply.statusCode, response, reply.getHeader('idempotent-replayed') === 'true');
-      if (needsRunSessionLookup(record)) record.sessionId = await this.sessionOfRun(principal, record.runId!);
-      await this.scrubBody(record, req, response);
-      await this.trail.enqueue([record]);
+      await this.complete(req, principal, record, response);
     } catch (err) {
       this.logger.error(`audit record of ${req.method} ${req.url} [${req.id}] not written: ${(err as Error).message}`);
     }
@@ -189,8 +202,10 @@ function scrubScope(record: NewAuditRecord, req: FastifyRequest, response: unkno
   // The compatible surfaces' inputs (approval results, client tool results) name the session.
   if (route.startsWith('/openai/v1/agents/sessions/:id') && typeof params.id === 'string') return { runIds: [], sessionIds: [params.id] };
   if (route.startsWith('/ag-ui/')) {
-    const thread = (body as { threadId?: unknown; thread_id?: unknown }).threadId ?? (body as { thread_id?: unknown }).thread_id;
-    return typeof thread === 'string' ? { runIds: [], sessionIds: [thread] } : null;
+    // Only a request that hands the thread's run tool results or approval answers: a plain user message costs no read.
+    const b = body as { threadId?: unknown; messages?: unknown; resume?: unknown };
+    const handsResults = (Array.isArray(b.resume) && b.resume.length > 0) || (Array.isArray(b.messages) && b.messages.some((m) => (m as { role?: unknown })?.role === 'tool'));
+    return handsResults && typeof b.threadId === 'string' ? { runIds: [], sessionIds: [b.threadId] } : null;
   }
   return null;
 }
