@@ -31,6 +31,8 @@ export interface Execution {
   context?: ModelMessage[];
   /** The run's pinned agent version with its tools (built-in, http, mcp, function), read once per execution. */
   agent?: ResolvedAgent | null;
+  /** The turn (its message id) whose model call holds a spend reservation: the heartbeat keeps it alive with the lease. */
+  spendHeld?: string;
 }
 
 export function newExecution(): Execution {
