@@ -192,7 +192,7 @@ export type RunEvent =
   | { type: 'resumed' }
   /** `transfer_to_<agent>` (its call is finished first): the run continues with `to`, its model and tools. */
   | { type: 'handed_off'; tool_call_id: string; from: AgentRef; to: AgentRef; model: string; reason: string | null }
-  | { type: 'cancel_requested'; requested_by: string; at: number }
+  | { type: 'cancel_requested'; requested_by: string; at: number; reason?: SubagentCancelReason }
   /** `create_subagent` / `send_subagent_input`: a run of the subagent was started (`created`: its session too). */
   | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean }
   /** `wait_for_subagents`: the call waits until these subagents' runs ended (or `until`). */
@@ -204,7 +204,7 @@ export type RunEvent =
   /** An approval inside a subagent, shown on this run's stream (once per approval). */
   | { type: 'subagent_approval_relayed'; subagent_id: string; approval: SubagentApproval }
   /** A cancel cascades: these subagent runs are to be cancelled (the cancel's writer does it, CONTRACT 16). */
-  | { type: 'subagents_cancel_requested'; run_ids: string[] }
+  | { type: 'subagents_cancel_requested'; run_ids: string[]; reason?: SubagentCancelReason }
   | {
       type: 'finished';
       status: 'completed' | 'failed' | 'cancelled' | 'expired' | 'terminated';
@@ -213,6 +213,13 @@ export type RunEvent =
       final_message_id?: string | null;
       at: number;
     };
+
+/**
+ * Why a subagent's run is cancelled by its parent (the child's `run.cancel_requested` says so):
+ * the parent was cancelled, `close_subagent` closed it, or the parent ended otherwise (completed,
+ * failed, expired, terminated: a parent's limits bound its whole tree, nothing of it runs on).
+ */
+export type SubagentCancelReason = 'parent_cancelled' | 'parent_ended' | 'subagent_closed';
 
 /** `run.waiting`'s `reason` for each waiting status. */
 export type WaitReason = 'approval_required' | 'client_tool' | 'input_required' | 'callback' | 'timer' | 'quota' | 'subagents';
@@ -249,7 +256,8 @@ export type Observation =
   | { type: 'tool_finished'; tool_call_id: string; result: ToolResult; duration_ms: number; cancel_signalled?: boolean }
   | { type: 'approval_decided'; approval_id: string; tool_call_id: string; decision: 'approve' | 'reject'; decided_by: string; reason: string | null }
   | { type: 'client_tool_outputs'; outputs: Array<{ tool_call_id: string; output?: unknown; error?: { code?: string; message: string } }> }
-  | { type: 'cancel_requested'; requested_by: string }
+  /** `reason`: a parent's cascade (the parent's id is `requested_by`: `run:<id>`). */
+  | { type: 'cancel_requested'; requested_by: string; reason?: SubagentCancelReason }
   | { type: 'input_steered'; inputs: SteeredInput[] }
   /** The queue TTL passed (a sweeper); only a run still queued expires. */
   | { type: 'queue_expired' }
@@ -608,7 +616,7 @@ function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentTool
       const events: RunEvent[] = [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }, ...done.events];
       if (!c.closed) events.push({ type: 'subagent_closed', subagent_id: c.id });
       // Its active run, if any, is cancelled (closing stops it).
-      if (!isTerminal(c.status)) events.push({ type: 'subagents_cancel_requested', run_ids: [c.run_id] });
+      if (!isTerminal(c.status)) events.push({ type: 'subagents_cancel_requested', run_ids: [c.run_id], reason: 'subagent_closed' });
       return { events, effect: done.effect };
     }
   }
@@ -773,10 +781,10 @@ function decideClientOutputs(s: RunState, o: Extract<Observation, { type: 'clien
 function decideCancel(s: RunState, o: Extract<Observation, { type: 'cancel_requested' }>, now: number): Decision {
   if (s.status === 'cancelled' || s.status === 'cancelling') return { events: [], effect: { type: 'none' } };
   notFinished(s);
-  const events: RunEvent[] = [{ type: 'cancel_requested', requested_by: o.requested_by, at: now }];
+  const events: RunEvent[] = [{ type: 'cancel_requested', requested_by: o.requested_by, at: now, ...(o.reason ? { reason: o.reason } : {}) }];
   // Cancel cascades (CONTRACT 16): the subagents' active runs are cancelled with it.
   const active = (s.state.subagents ?? []).filter((c) => !isTerminal(c.status)).map((c) => c.run_id);
-  if (active.length > 0) events.push({ type: 'subagents_cancel_requested', run_ids: active });
+  if (active.length > 0) events.push({ type: 'subagents_cancel_requested', run_ids: active, reason: 'parent_cancelled' });
   // A running run stops its model call or tool first; queued and waiting runs execute nothing.
   if (s.status === 'running') return { events, effect: { type: 'none' } };
   events.push(finished('cancelled', now));
@@ -1049,6 +1057,27 @@ export function admit(requested: ConcurrencyMode | undefined, session: { hasActi
 }
 
 export function decide(s: RunState, o: Observation, env: DecideEnv): Decision {
+  return endingEndsSubagents(s, decideOnly(s, o, env));
+}
+
+/**
+ * A run that ends (any terminal status) ends its subagents' active runs: they are cancelled
+ * (`parent_ended`) by the same commit's cascade, as a cancelled parent's are (its cancel already
+ * asked, `parent_cancelled`). A subagent whose end this decision records is not asked again.
+ */
+function endingEndsSubagents(s: RunState, d: Decision): Decision {
+  if (isTerminal(s.status) || s.cancelRequestedAt !== null || !d.events.some((e) => e.type === 'finished')) return d;
+  const settled = new Set<string>();
+  for (const e of d.events) {
+    if (e.type === 'subagents_cancel_requested') e.run_ids.forEach((id) => settled.add(id));
+    if (e.type === 'subagent_ended') settled.add(e.outcome.run_id);
+  }
+  const active = (s.state.subagents ?? []).filter((c) => !isTerminal(c.status) && !settled.has(c.run_id)).map((c) => c.run_id);
+  if (active.length === 0) return d;
+  return { ...d, events: [...d.events, { type: 'subagents_cancel_requested', run_ids: active, reason: 'parent_ended' }] };
+}
+
+function decideOnly(s: RunState, o: Observation, env: DecideEnv): Decision {
   switch (o.type) {
     case 'tick':
       return decideNext(s, env, o.cancel_signalled ?? false);
