@@ -161,7 +161,14 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
         run_id: p.id,
         status: p.status,
         text,
-        usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cached_input_tokens: u.cached_input_tokens, tool_calls: u.tool_calls, cost: u.estimated_cost.amount },
+        usage: {
+          input_tokens: u.input_tokens,
+          output_tokens: u.output_tokens,
+          cached_input_tokens: u.cached_input_tokens,
+          tool_calls: u.tool_calls,
+          cost: u.estimated_cost.amount,
+          subagent_runs: p.state.subagent_runs ?? 0,
+        },
       },
     };
   }
