@@ -73,7 +73,8 @@ export class RunLoop {
       ex.inboxKnown = run.propsForPersistence().inbox.length;
       const env = this.env.of(run, ex);
       // The tenant's spend limit (cached: no statement without one) is held against before a model call.
-      const limited = this.spend !== undefined && nextIsModelTurn(run) && (await this.spend.hasLimit(run.owner.tenantId));
+      // (A queued run's first decision is its start, never a model call.)
+      const limited = this.spend !== undefined && run.status === 'running' && nextIsModelTurn(run) && (await this.spend.hasLimit(run.owner.tenantId));
       // Only runs with a cost budget or under a spend limit pay for the estimate (it may read the history).
       if (run.limits.max_cost || limited) env.nextCall = await this.context.nextCallEstimate(run, ex, { always: limited });
       if (lastAgent !== undefined && run.status === 'queued') env.lastAgent = lastAgent;
