@@ -26,6 +26,7 @@ import { RunPauses1764498720000 } from './1764498720000-run-pauses';
 import { Automations1764498730000 } from './1764498730000-automations';
 import { Subagents1764498740000 } from './1764498740000-subagents';
 import { SubagentApprovals1764498770000 } from './1764498770000-subagent-approvals';
+import { SpendReservations1796650228314 } from './1796650228314-spend-reservations';
 import { RunEventsPageFunctions1764498800000 } from './1764498800000-run-events-page-functions';
 import { RunSecretUses1796650086114 } from './1796650086114-run-secret-uses';
 /**
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   SubagentApprovals1764498770000,
   RunEventsPageFunctions1764498800000,
   RunSecretUses1796650086114,
+  SpendReservations1796650228314,
 ];

@@ -222,7 +222,8 @@ describe('AG-UI 1.0 over durable runs (HttpAgent, verifier on)', () => {
       expect(end).toMatchObject({ subagentRunId: start.subagentRunId, outcome: { type: 'suspended' } });
       expect(ev.indexOf(end)).toBeLessThan(ev.indexOf(r.finished));
       expect(r.finished.outcome).toEqual({ type: 'success' });
-      expect((await waitForRun(t, KEYS.memberA1, start.subagentRunId, isTerminal, 30_000)).status).toBe('completed');
+      // The native parent run ended: its subagent's run is cancelled with it (issue 48).
+      expect((await waitForRun(t, KEYS.memberA1, start.subagentRunId, isTerminal, 30_000)).status).toBe('cancelled');
     });
   });
 

@@ -33,6 +33,8 @@ const CONTRACT_EVENTS: Record<string, string[]> = {
 const OPTIONAL_FIELDS: Record<string, string[]> = {
   // Only on a parent's stream, for an approval inside a subagent (CONTRACT 16).
   'approval.requested': ['run_id', 'subagent_id'],
+  // Only on a subagent's run its parent cancelled (issue 48).
+  'run.cancel_requested': ['reason'],
 };
 
 /** Object schemas with listed properties get `additionalProperties: false`: an undocumented field fails. */

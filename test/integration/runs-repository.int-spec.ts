@@ -233,7 +233,7 @@ describe('RunRepository', () => {
         agent: { id: 'support_agent', version: '1' },
         model: 'scripted',
         userMessageId: newId('msg'),
-        limits: { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50, max_cost: null },
+        limits: { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50, max_cost: null, max_subagent_depth: 3, max_subagents_per_run: 20 },
         metadata: {},
         now: new Date(),
         queueTtlMs: 3_600_000,

@@ -798,7 +798,7 @@ export interface paths {
         put?: never;
         /**
          * Create an automation
-         * @description Automations (CONTRACT section 17) deliver `input` to a target on a schedule: `cron` (five fields, in an IANA `timezone`) or `once` (`at`). Each slot fires exactly once across all nodes (an invocation per slot); a slot missed while every node was down fires once at start-up if it is younger than AUTOMATION_CATCHUP_MS (default 1 h), else it is recorded `skipped` (`missed`). Each invocation acts as the automation's creator: target `new_session` creates a session of `agent_id` with the input as its first run; target `session` sends the input to that session by its `default_concurrency` when it is busy (`reject`: the invocation `failed` with session_busy). A refused input makes the invocation `failed` and fires the webhook `automation.invocation_failed`. Members manage their own automations, admins every one of the tenant. Idempotency-Key is required.
+         * @description Automations (CONTRACT section 17) deliver `input` to a target on a schedule: `cron` (five fields, in an IANA `timezone`) or `once` (`at`). Each slot fires exactly once across all nodes (an invocation per slot); a slot missed while every node was down fires once at start-up if it is younger than AUTOMATION_CATCHUP_MS (default 1 h), else it is recorded `skipped` (`missed`). Each invocation acts as the automation's creator: target `new_session` creates a session of `agent_id` with the input as its first run; target `session` sends the input to that session by its `default_concurrency` when it is busy (`reject`: the invocation `failed` with session_busy). A refused input makes the invocation `failed` and fires the webhook `automation.invocation_failed`. Members manage their own automations, admins every one of the tenant. Idempotency-Key is required. A tenant has at most AUTOMATIONS_MAX_PER_TENANT (default 200) automations that are active or paused, and one owner (the key's subject) at most AUTOMATIONS_MAX_PER_MEMBER (default 50): one more is 409 `automation_limit_reached` (details `{scope: "tenant"|"member", limit}`). A cron expression that matches no date (`0 0 31 2 *`) or a `once` not in the future is 400.
          */
         post: operations["Automations_create"];
         delete?: never;
@@ -822,7 +822,7 @@ export interface paths {
         put?: never;
         /**
          * Update an automation
-         * @description Only the fields given change (schedule and target keep their type). A new schedule moves `next_run_at` from now.
+         * @description Only the fields given change (schedule and target keep their type). A new schedule moves `next_run_at` from now; one that never fires is 400.
          */
         post: operations["Automations_update"];
         /**
@@ -3263,7 +3263,12 @@ export interface components {
         };
         RunCancelRequestedData: {
             /**
-             * @description The subject that asked for the cancel.
+             * @description Only on a subagent run cancelled by its parent: `parent_cancelled` (the parent was cancelled), `parent_ended` (the parent ended otherwise: completed, failed, expired, terminated), `subagent_closed` (`close_subagent`).
+             * @enum {string}
+             */
+            reason?: "parent_cancelled" | "parent_ended" | "subagent_closed";
+            /**
+             * @description The subject that asked for the cancel; `run:<id>` when a parent run cancels its subagent.
              * @example user_dev
              */
             requested_by: string;
@@ -3515,6 +3520,16 @@ export interface components {
             max_cost: string | null;
             /** @example 10 */
             max_steps: number;
+            /**
+             * @description Levels of subagents that may be below this run (a subagent run has one less than its parent).
+             * @example 3
+             */
+            max_subagent_depth: number;
+            /**
+             * @description Subagent runs this run's whole tree may start.
+             * @example 20
+             */
+            max_subagents_per_run: number;
             /** @example 50 */
             max_tool_calls: number;
             /** @example null */
@@ -3531,6 +3546,16 @@ export interface components {
             max_cost?: string | null;
             /** @default 10 */
             max_steps?: number;
+            /**
+             * @description How many levels of subagents may be below this run (0: it may start none). Each subagent run gets one less than its parent; create_subagent / send_subagent_input in a run at 0 returns the tool error subagent_limit to the model (the run goes on).
+             * @default 3
+             */
+            max_subagent_depth?: number;
+            /**
+             * @description How many subagent runs this run's whole tree may start (create_subagent and send_subagent_input, at every depth below it). A start past it returns the tool error subagent_limit to the model (the run goes on).
+             * @default 20
+             */
+            max_subagents_per_run?: number;
             /** @default 50 */
             max_tool_calls?: number;
             /** @default null */
@@ -7421,7 +7446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `idempotency_conflict`, `idempotency_in_progress` */
+            /** @description Error envelope. code: `automation_limit_reached`, `idempotency_conflict`, `idempotency_in_progress` */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -61,6 +61,10 @@ export class AppConfig {
   automationCatchupMs!: number;
   /** How often each node looks for due automation slots (ms). */
   automationPollMs!: number;
+  /** `AUTOMATIONS_MAX_PER_TENANT`: automations (active or paused) a tenant may have; one more is 409 automation_limit_reached. */
+  automationsMaxPerTenant!: number;
+  /** `AUTOMATIONS_MAX_PER_MEMBER`: automations (active or paused) one subject (a member's or an admin's key) may own. */
+  automationsMaxPerMember!: number;
   /** Default session TTL in seconds for sessions created without `ttl`; null: never expire (CONTRACT section 17). */
   sessionTtlSeconds!: number | null;
   /** How often the session TTL sweeper runs (ms). */
@@ -248,6 +252,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.webhookMaxInFlight = int('WEBHOOK_MAX_IN_FLIGHT', 4, 1, 64);
   c.automationCatchupMs = int('AUTOMATION_CATCHUP_MS', 3_600_000, 0, 30 * 24 * 3_600_000);
   c.automationPollMs = int('AUTOMATION_POLL_MS', 1000, 20, 60_000);
+  c.automationsMaxPerTenant = int('AUTOMATIONS_MAX_PER_TENANT', 200, 1, 1_000_000);
+  c.automationsMaxPerMember = int('AUTOMATIONS_MAX_PER_MEMBER', 50, 1, 1_000_000);
   c.sessionTtlSeconds = env.SESSION_TTL_SECONDS && env.SESSION_TTL_SECONDS.trim() !== '' ? int('SESSION_TTL_SECONDS', 0, 1, 10 * 365 * 86_400) : null;
   c.sessionTtlSweepMs = int('SESSION_TTL_SWEEP_MS', 10_000, 20, 3_600_000);
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];

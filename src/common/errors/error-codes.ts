@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   tool_output_not_expected: { status: 409, type: 'invalid_state', retryable: false },
   callback_not_expected: { status: 409, type: 'invalid_state', retryable: false },
   agent_read_only: { status: 409, type: 'conflict', retryable: false },
+  automation_limit_reached: { status: 409, type: 'conflict', retryable: false },
   request_timeout: { status: 408, type: 'invalid_request', retryable: true },
   cursor_expired: { status: 410, type: 'invalid_request', retryable: false },
   payload_too_large: { status: 413, type: 'invalid_request', retryable: false },

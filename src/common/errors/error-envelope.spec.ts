@@ -33,6 +33,7 @@ const CONTRACT: Array<[ErrorCode, number, string, boolean]> = [
   ['tool_output_not_expected', 409, 'invalid_state', false],
   ['callback_not_expected', 409, 'invalid_state', false],
   ['agent_read_only', 409, 'conflict', false],
+  ['automation_limit_reached', 409, 'conflict', false],
   ['request_timeout', 408, 'invalid_request', true],
   ['cursor_expired', 410, 'invalid_request', false],
   ['payload_too_large', 413, 'invalid_request', false],

@@ -50,7 +50,13 @@ export class AutomationsController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an automation', description: `${ABOUT} Idempotency-Key is required.` })
+  @ApiOperation({
+    summary: 'Create an automation',
+    description:
+      `${ABOUT} Idempotency-Key is required. A tenant has at most AUTOMATIONS_MAX_PER_TENANT (default 200) automations that are active or paused, ` +
+      'and one owner (the key\'s subject) at most AUTOMATIONS_MAX_PER_MEMBER (default 50): one more is 409 `automation_limit_reached` ' +
+      '(details `{scope: "tenant"|"member", limit}`). A cron expression that matches no date (`0 0 31 2 *`) or a `once` not in the future is 400.',
+  })
   @ApiIdempotencyKey(true)
   @ApiJsonBody(CreateAutomationRequestDto, {
     cron: {
@@ -73,7 +79,7 @@ export class AutomationsController {
     },
   })
   @ApiCreatedResponse({ type: AutomationResponseDto })
-  @ApiErrors('invalid_request', 'idempotency_key_required', 'agent_not_found', 'session_not_found', 'idempotency_conflict', 'idempotency_in_progress')
+  @ApiErrors('invalid_request', 'idempotency_key_required', 'agent_not_found', 'session_not_found', 'automation_limit_reached', 'idempotency_conflict', 'idempotency_in_progress')
   async create(@CurrentPrincipal() p: Principal, @Body() dto: CreateAutomationRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.idempotent.execute(req, reply, { required: true }, async () => {
       const a = await this.commands.execute(
@@ -109,7 +115,7 @@ export class AutomationsController {
   }
 
   @Post(':id')
-  @ApiOperation({ summary: 'Update an automation', description: 'Only the fields given change (schedule and target keep their type). A new schedule moves `next_run_at` from now.' })
+  @ApiOperation({ summary: 'Update an automation', description: 'Only the fields given change (schedule and target keep their type). A new schedule moves `next_run_at` from now; one that never fires is 400.' })
   @ApiIdempotencyKey(false)
   @ApiJsonBody(UpdateAutomationRequestDto, { rename: { summary: 'Rename', value: { name: 'Evening digest', schedule: { type: 'cron', expression: '0 18 * * 1-5', timezone: 'Europe/Berlin' } } } })
   @ApiOkResponse({ type: AutomationResponseDto })

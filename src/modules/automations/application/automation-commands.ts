@@ -1,5 +1,6 @@
 import { Command, CommandHandler, ICommandHandler, QueryBus } from '@nestjs/cqrs';
 import { canSee, Principal } from '../../../common/auth/principal';
+import { AppConfig } from '../../../common/config/app-config';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { DomainError, invalidRequest } from '../../../common/errors/domain-error';
 import { newId } from '../../../common/ids/ids';
@@ -10,6 +11,7 @@ import {
   assertSchedule,
   AutomationCreatedBy,
   AutomationInvocation,
+  automationLimitReached,
   automationNotFound,
   AutomationProps,
   AutomationSchedule,
@@ -107,7 +109,7 @@ export class CreateAutomationHandler implements ICommandHandler<CreateAutomation
     private readonly repo: AutomationRepository,
     private readonly queries: QueryBus,
     private readonly clock: AutomationClock,
-    private readonly uow: UnitOfWork,
+    private readonly config: AppConfig,
   ) {}
 
   async execute({ principal, input, fields }: CreateAutomationCommand) {
@@ -132,7 +134,8 @@ export class CreateAutomationHandler implements ICommandHandler<CreateAutomation
       createdAt: now,
       updatedAt: now,
     };
-    await this.uow.run(() => this.repo.insert(a));
+    const over = await this.repo.insertWithinCaps(a, { perTenant: this.config.automationsMaxPerTenant, perMember: this.config.automationsMaxPerMember });
+    if (over) throw automationLimitReached(over);
     return a;
   }
 }

@@ -1,11 +1,17 @@
 import type { Principal } from '../../../common/auth/principal';
 import type { SortOrder } from '../../../common/http/pagination';
 import type { IntegrationEvent } from '../../../common/outbox/integration-events';
-import type { AutomationInvocation, AutomationProps } from './automation';
+import type { AutomationCap, AutomationInvocation, AutomationProps } from './automation';
 
 /** Port: automations and their invocations (tables `automations`, `automation_invocations`). */
 export abstract class AutomationRepository {
   abstract insert(a: AutomationProps): Promise<void>;
+  /**
+   * Inserts `a` unless its tenant already has `perTenant` automations that are not completed, or
+   * its owner `perMember` (counted and written holding a per-tenant lock, so concurrent creates
+   * cannot pass a cap together). Returns the cap it would pass, else null (inserted).
+   */
+  abstract insertWithinCaps(a: AutomationProps, caps: { perTenant: number; perMember: number }): Promise<AutomationCap | null>;
   /** Conditional on `expectedRevision`; false when the row moved (or is gone). */
   abstract update(a: AutomationProps, expectedRevision: number): Promise<boolean>;
   abstract find(id: string): Promise<AutomationProps | null>;

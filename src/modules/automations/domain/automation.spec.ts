@@ -37,6 +37,14 @@ describe('automation schedules (croner, IANA time zones)', () => {
     const fields = { expression: 'e', timezone: 'z', at: 'a' };
     expect(() => assertSchedule({ type: 'once', at: d('2026-01-01T00:00:00Z') }, d('2026-01-01T00:00:00Z'), fields)).toThrow(/a must be in the future/);
   });
+
+  it.each([['0 0 31 2 *'], ['0 0 30 2 *'], ['0 12 31 4,6,9,11 *']])('a valid cron that matches no date (%s) is refused: it would never fire', (expression) => {
+    const fields = { expression: 'e', timezone: 'z', at: 'a' };
+    expect(cronProblem(expression)).toBeNull();
+    expect(() => assertSchedule(cron(expression), d('2026-01-01T00:00:00Z'), fields)).toThrow(/e never fires/);
+    // February 29th does come (2028): accepted.
+    expect(() => assertSchedule(cron('0 0 29 2 *'), d('2026-01-01T00:00:00Z'), fields)).not.toThrow();
+  });
 });
 
 describe('dueSlots (catch-up rule)', () => {

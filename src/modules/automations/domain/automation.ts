@@ -92,9 +92,28 @@ export function assertSchedule(s: AutomationSchedule, now: Date, fields: { expre
     const problem = cronProblem(s.expression);
     if (problem) throw invalidRequest(`${fields.expression} ${problem}`, [{ field: fields.expression, message: problem }]);
     if (!isTimeZone(s.timezone)) throw invalidRequest(`${fields.timezone} must be an IANA time zone such as Europe/Berlin`, [{ field: fields.timezone, message: 'must be an IANA time zone such as Europe/Berlin' }]);
+    // A valid expression that matches no date (February 31st): it would never fire.
+    if (firstSlot(s, now) === null) throw invalidRequest(`${fields.expression} never fires (no date matches it)`, [{ field: fields.expression, message: 'never fires (no date matches it)' }]);
   } else if (!(s.at.getTime() > now.getTime())) {
     throw invalidRequest(`${fields.at} must be in the future`, [{ field: fields.at, message: 'must be in the future' }]);
   }
+}
+
+/** The first slot after `now`; null when there is none (croner may also search until its stack runs out: April 31st). */
+function firstSlot(s: AutomationSchedule, now: Date): Date | null {
+  try {
+    return nextSlot(s, now);
+  } catch {
+    return null;
+  }
+}
+
+/** Which cap a new automation would pass: a tenant's or its owner's (AUTOMATIONS_MAX_PER_TENANT / _PER_MEMBER). */
+export type AutomationCap = { scope: 'tenant' | 'member'; limit: number };
+
+export function automationLimitReached(cap: AutomationCap): DomainError {
+  const whose = cap.scope === 'tenant' ? 'this tenant has' : 'you have';
+  return new DomainError('automation_limit_reached', `${whose} ${cap.limit} automations (active or paused), the most allowed; delete one first`, { scope: cap.scope, limit: cap.limit });
 }
 
 /**

@@ -6,7 +6,7 @@ import { guardedStatement } from '../../../common/database/statement';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { invalidCursor, SortOrder } from '../../../common/http/pagination';
 import { IntegrationEvent, IntegrationEventOutbox } from '../../../common/outbox/integration-events';
-import { AutomationInvocation, AutomationProps } from '../domain/automation';
+import { AutomationCap, AutomationInvocation, AutomationProps } from '../domain/automation';
 import { AutomationRepository } from '../domain/automation.repository';
 
 type Row = Record<string, any>;
@@ -97,6 +97,21 @@ export class AutomationPgRepository extends AutomationRepository {
       `INSERT INTO automations (${AUTOMATION_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8::jsonb, $9, $10::jsonb, $11::jsonb, $12, $13, $14, $15)`,
       rowValues(a),
     );
+  }
+
+  async insertWithinCaps(a: AutomationProps, caps: { perTenant: number; perMember: number }): Promise<AutomationCap | null> {
+    return this.uow.run(async () => {
+      // The tenant's creates one at a time (a transaction-scoped advisory lock): the count below sees every earlier insert.
+      await this.q(`SELECT pg_advisory_xact_lock(hashtextextended('automations:' || $1, 0))`, [a.tenantId]);
+      const [c] = await this.q(
+        `SELECT count(*)::int AS tenant, count(*) FILTER (WHERE subject_id = $2)::int AS member FROM automations WHERE tenant_id = $1 AND status <> 'completed'`,
+        [a.tenantId, a.subjectId],
+      );
+      if (Number(c.tenant) >= caps.perTenant) return { scope: 'tenant', limit: caps.perTenant };
+      if (Number(c.member) >= caps.perMember) return { scope: 'member', limit: caps.perMember };
+      await this.insert(a);
+      return null;
+    });
   }
 
   async update(a: AutomationProps, expectedRevision: number): Promise<boolean> {

@@ -137,7 +137,19 @@ export const EVENT_DATA_SCHEMAS: Record<DocumentedEventType, SchemaObject> = {
   }),
   'subagent.closed': obj({ subagent_id: str("The subagent's session, closed by `close_subagent`.", 'sess_01JD2Z4Q8M3K7P6W9X0Y1Z2A3C') }),
   'run.resumed': obj({ status: { type: 'string', enum: ['running'] } }),
-  'run.cancel_requested': obj({ requested_by: str('The subject that asked for the cancel.', 'user_dev') }),
+  'run.cancel_requested': obj(
+    {
+      requested_by: str('The subject that asked for the cancel; `run:<id>` when a parent run cancels its subagent.', 'user_dev'),
+      reason: {
+        type: 'string',
+        enum: ['parent_cancelled', 'parent_ended', 'subagent_closed'],
+        description:
+          'Only on a subagent run cancelled by its parent: `parent_cancelled` (the parent was cancelled), `parent_ended` (the parent ended otherwise: completed, failed, expired, terminated), `subagent_closed` (`close_subagent`).',
+      },
+    },
+    undefined,
+    ['requested_by'],
+  ),
   'run.input': obj({ message_id: str('The steered user message this run took into its next model turn.', 'msg_01JD2Z4Q8M3K7P6W9X0Y1Z2A3E') }),
   'message.started': obj({ message_id: ids.message, role: { type: 'string', enum: ['user', 'assistant', 'tool', 'system'] } }),
   'message.delta': obj({

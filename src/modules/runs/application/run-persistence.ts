@@ -141,7 +141,7 @@ export class RunPersistence {
       else if (e.type === 'run.finished') finishes = true;
     }
     // Subagents (CONTRACT 16): what the commit decided for parent and children, carried out after it.
-    const cancels = run.unsavedSubagentCancels.length > 0 ? [...run.unsavedSubagentCancels] : null;
+    const cancels = run.unsavedSubagentCancels.length > 0 ? run.unsavedSubagentCancels.map((c) => ({ ...c })) : null;
     const closes = run.unsavedSubagentCloses.length > 0 ? [...run.unsavedSubagentCloses] : null;
     const childStarts = run.unsavedSubagentStarts.length > 0 ? run.unsavedSubagentStarts.map((c) => ({ ...c })) : null;
     const parentRef = run.propsForPersistence().state.parent;

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter } from 'node:events';
 import type { SubagentApproval } from '../domain/run-decider';
+import type { SubagentCancel } from '../domain/run.aggregate';
 
 /**
  * In-process nudges: "a run was queued / resumed" wakes this node's worker at once, "cancel run X"
@@ -55,11 +56,11 @@ export class RunSignals {
     this.emitter.on('subagent-approval', fn);
     return () => this.emitter.off('subagent-approval', fn);
   }
-  /** A parent's cancel or `close_subagent` (committed): these subagent runs are cancelled (SubagentRelay). */
-  subagentRunsToCancel(runIds: readonly string[], by: string): void {
-    this.emitter.emit('subagent-cancel', [...runIds], by);
+  /** A parent's cancel or end, or `close_subagent` (committed): these subagent runs are cancelled, each with its reason (SubagentRelay). */
+  subagentRunsToCancel(cancels: ReadonlyArray<SubagentCancel>, by: string): void {
+    this.emitter.emit('subagent-cancel', cancels.map((c) => ({ ...c })), by);
   }
-  onSubagentRunsToCancel(fn: (runIds: string[], by: string) => void): () => void {
+  onSubagentRunsToCancel(fn: (cancels: SubagentCancel[], by: string) => void): () => void {
     this.emitter.on('subagent-cancel', fn);
     return () => this.emitter.off('subagent-cancel', fn);
   }

@@ -5,7 +5,7 @@ import { CloseSubagentCommand } from '../../sessions/application/commands/close-
 import { MessageRepository } from '../../sessions/domain/message.repository';
 import { RunRepository } from '../domain/run.repository';
 import { isTerminal } from '../domain/run-status';
-import { Run } from '../domain/run.aggregate';
+import { Run, SubagentCancel } from '../domain/run.aggregate';
 import { Observation } from '../domain/run-decider';
 import { ApplyToRun } from './apply-to-run';
 import { appendToolResults } from './tool-result-messages';
@@ -78,9 +78,9 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
   }
 
   /**
-   * The cascade's recovery (CONTRACT 16): a parent's cancel is committed, its children's cancels
-   * follow after the commit, in memory - a node that dies in between leaves children running
-   * under a cancelled parent. Every node looks for them every ORPHAN_SWEEP_MS and cancels them
+   * The cascade's recovery (CONTRACT 16): a parent's cancel or end is committed, its children's
+   * cancels follow after the commit, in memory - a node that dies in between leaves children
+   * running under an ended parent. Every node looks for them every ORPHAN_SWEEP_MS and cancels them
    * through the one write path (a cancel that came twice changes nothing). The number cancelled.
    */
   sweep(): Promise<number> {
@@ -88,7 +88,7 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
     this.sweeping = (async () => {
       try {
         const orphans = await this.runs.orphanedSubagentRuns(ORPHAN_BATCH);
-        for (const o of orphans) await this.cancel([o.id], `run:${o.parentRunId}`);
+        for (const o of orphans) await this.cancel([{ run_id: o.id, reason: o.parentCancelled ? 'parent_cancelled' : 'parent_ended' }], `run:${o.parentRunId}`);
         if (orphans.length > 0) this.logger.log({ msg: 'cancel cascade recovered', runs: orphans.map((o) => o.id) });
         return orphans.length;
       } catch (err) {
@@ -161,18 +161,25 @@ export class SubagentRelay implements OnModuleInit, OnModuleDestroy, OnApplicati
         run_id: p.id,
         status: p.status,
         text,
-        usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cached_input_tokens: u.cached_input_tokens, tool_calls: u.tool_calls, cost: u.estimated_cost.amount },
+        usage: {
+          input_tokens: u.input_tokens,
+          output_tokens: u.output_tokens,
+          cached_input_tokens: u.cached_input_tokens,
+          tool_calls: u.tool_calls,
+          cost: u.estimated_cost.amount,
+          subagent_runs: p.state.subagent_runs ?? 0,
+        },
       },
     };
   }
 
-  private async cancel(ids: readonly string[], by: string): Promise<void> {
-    for (const id of ids) {
+  private async cancel(cancels: ReadonlyArray<SubagentCancel>, by: string): Promise<void> {
+    for (const c of cancels) {
       try {
-        await this.path.apply(id, { type: 'cancel_requested', requested_by: by });
+        await this.path.apply(c.run_id, { type: 'cancel_requested', requested_by: by, reason: c.reason });
       } catch (err) {
         // Ended meanwhile (run_finished): nothing to cancel.
-        this.logger.debug(`cancel of subagent run ${id}: ${(err as Error).message}`);
+        this.logger.debug(`cancel of subagent run ${c.run_id}: ${(err as Error).message}`);
       }
     }
   }

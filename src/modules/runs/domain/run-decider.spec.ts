@@ -1,6 +1,6 @@
 import { DomainError } from '../../../common/errors/domain-error';
 import { newTestRun } from '../../../../test/helpers/run-fixture';
-import { DEFAULT_LIMITS, PendingToolCall, RunState, SteeredInput } from './run-state';
+import { DEFAULT_LIMITS, PendingToolCall, RunState, SteeredInput, SubagentAllowance } from './run-state';
 import { admit, ConcurrencyMode, decide, DecideEnv, Effect, evolve, HandoffTarget, NextCallEstimate, Observation, QuotaStatus, RunEvent, ToolFacts, toolRetryDelayMs } from './run-decider';
 
 /**
@@ -104,6 +104,13 @@ const outcome = (n: string, status: 'completed' | 'failed', text: string | null)
 });
 /** An approval asked by the subagent run `run_c1` (or a run below it). */
 const childApproval = (id: string) => ({ approval_id: id, run_id: 'run_c1', tool_call_id: 'call_9', tool_name: 'create_ticket', arguments: { order_id: 'o1' }, risk: 'approve', expires_at: T0 + 60_000 });
+/** The subagent `c1` (run `run_c1`) started with `allowance` of its parent's budgets, still active. */
+function heldChildren(allowance: SubagentAllowance): RunEvent[] {
+  return [
+    requested({ ...call('create_subagent', 'call_c1', { instructions: 'c1' }), status: 'completed' }),
+    { type: 'subagent_run_started', tool_call_id: 'call_c1', subagent: { id: 'sess_c1', name: 'c1', agent: { id: 'a', version: '1' } }, run_id: 'run_c1', created: true, allowance },
+  ];
+}
 /** A parent waiting (timeout 30 s from T0 + 1000) for the subagents `names`. */
 function waitingFor(names: string[]): RunEvent[] {
   return [
@@ -691,6 +698,91 @@ const TABLE: Row[] = [
     effect: { type: 'continue' },
   },
   {
+    name: "a fan-out of two in one turn: the first gets a third of what is left of each of the parent's budgets (the parent keeps a third), one level of depth less, at most the parent's time left",
+    limits: { max_tool_calls: 10, max_cost: '0.03', max_total_tokens: 1000, max_subagents_per_run: 7, timeout_ms: 60_000 },
+    given: [
+      started,
+      turn(),
+      ended('msg_a', { input_tokens: 100, output_tokens: 0, cached_input_tokens: 0 }),
+      requested(call('create_subagent', 'call_1', { instructions: 'x' }), call('create_subagent', 'call_2', { instructions: 'y' })),
+    ],
+    when: { type: 'tick' },
+    then: ['tool_started'],
+    effect: {
+      type: 'start_subagent_run',
+      // (10 - 1 for this call) / 3; (7 - 1) / 3; (1000 - 100) / 3; 0.03 / 3; 3 - 1; the parent's deadline is 59 s away.
+      limits: { max_tool_calls: 3, max_subagents_per_run: 2, max_total_tokens: 300, max_cost: '0.01', max_subagent_depth: 2, timeout_ms: 59_000 },
+      allowance: { tool_calls: 3, subagent_runs: 2, total_tokens: 300, cost: '0.01' },
+    },
+  },
+  {
+    name: 'a chain (one create a turn): the subagent gets half of what is left after what the active ones hold',
+    limits: { max_tool_calls: 10, max_cost: '0.03' },
+    given: [started, turn(), ended(), ...heldChildren({ tool_calls: 3, total_tokens: null, cost: '0.01', subagent_runs: 6 }), requested(call('create_subagent', 'call_2', { instructions: 'x' }))],
+    when: { type: 'tick' },
+    then: ['tool_started'],
+    // (10 - 1 - 3) / 2 = 3; (0.03 - 0.01) / 2; (20 - 2 - 6) / 2 = 6: the parent keeps the other half.
+    effect: { type: 'start_subagent_run', allowance: { tool_calls: 3, cost: '0.01', subagent_runs: 6, total_tokens: null } },
+  },
+  {
+    name: 'what an active subagent holds counts as used: a parent tool call past max_tool_calls with it held ends the parent (tool_budget), which ends the child',
+    limits: { max_tool_calls: 2 },
+    given: [started, turn(), ended(), ...heldChildren({ tool_calls: 2, total_tokens: null, cost: null, subagent_runs: 0 }), requested(call('get_time', 'call_t'))],
+    when: { type: 'tick' },
+    then: [{ type: 'finished', status: 'terminated', reason: 'tool_budget' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'], reason: 'parent_ended' }],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'an ended subagent holds nothing: its real usage counts instead, and the parent may go on',
+    limits: { max_tool_calls: 2 },
+    given: [
+      started,
+      turn(),
+      ended(),
+      ...heldChildren({ tool_calls: 2, total_tokens: null, cost: null, subagent_runs: 0 }),
+      { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') },
+      requested(call('get_time', 'call_t')),
+    ],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_started', tool_call_id: 'call_t' }],
+    effect: { type: 'run_tool' },
+  },
+  {
+    name: "cost held by an active subagent counts in the parent's pre-call check (cost_budget)",
+    limits: { max_cost: '0.01' },
+    given: [started, turn(), ended(), ...heldChildren({ tool_calls: 0, total_tokens: null, cost: '0.005', subagent_runs: 0 }), { type: 'pending_cleared' }],
+    when: { type: 'tick' },
+    // 0.005 held + this call's 0.006 estimate > 0.01 (without the child's 0.005 it would fit).
+    next: { input_tokens: 1000, max_output_tokens: 5000, price: { input_per_mtok: '1', output_per_mtok: '1' } },
+    then: [{ type: 'finished', status: 'terminated', reason: 'cost_budget' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'], reason: 'parent_ended' }],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'max_subagent_depth 0: create_subagent is the tool error subagent_limit (the run goes on)',
+    limits: { max_subagent_depth: 0 },
+    given: [started, turn(), ended(), requested(call('create_subagent', 'call_1', { instructions: 'x' }))],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'subagent_limit', message: expect.stringContaining('max_subagent_depth') }) } as never }],
+    effect: { type: 'continue' },
+  },
+  {
+    name: "max_subagents_per_run counts the tree's runs (its own and those its ended subagents reported): one more is subagent_limit",
+    limits: { max_subagents_per_run: 3 },
+    given: [
+      started,
+      turn(),
+      ended(),
+      ...children(['c1']),
+      // c1's own tree started 2 runs: 1 + 2 = 3.
+      { type: 'subagent_ended', outcome: { ...outcome('c1', 'completed', 'one'), usage: { ...outcome('c1', 'completed', 'one').usage, subagent_runs: 2 } } },
+      requested(call('send_subagent_input', 'call_s', { subagent_id: 'c1', input: 'more' })),
+    ],
+    when: { type: 'tick' },
+    then: [{ type: 'tool_finished', not_started: true, result: { ok: false, error: expect.objectContaining({ code: 'subagent_limit', message: expect.stringContaining('max_subagents_per_run') }) } as never }],
+    effect: { type: 'continue' },
+    state: (s) => expect(s.state.subagent_runs).toBe(3),
+  },
+  {
     name: 'max_concurrent: a third active subagent run is refused and the tool result says so',
     given: [started, turn(), ended(), ...children(['c1', 'c2']), requested(call('create_subagent', 'call_9', { instructions: 'x' }))],
     when: { type: 'tick' },
@@ -797,7 +889,7 @@ const TABLE: Row[] = [
     name: 'close_subagent (by id or name): closed (subagent.closed) and its active run cancelled',
     given: [started, turn(), ended(), ...children(['c1']), requested(call('close_subagent', 'call_x', { subagent_id: 'c1' }))],
     when: { type: 'tick' },
-    then: ['tool_started', { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', status: 'closed' } } }, { type: 'subagent_closed', subagent_id: 'sess_c1' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'] }],
+    then: ['tool_started', { type: 'tool_finished', result: { ok: true, result: { subagent_id: 'sess_c1', status: 'closed' } } }, { type: 'subagent_closed', subagent_id: 'sess_c1' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'], reason: 'subagent_closed' }],
     effect: { type: 'continue' },
     state: (s) => expect(s.state.subagents![0].closed).toBe(true),
   },
@@ -805,7 +897,29 @@ const TABLE: Row[] = [
     name: "cancel cascades: cancelling the parent asks to cancel its subagents' active runs",
     given: [...waitingFor(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }],
     when: { type: 'cancel_requested', requested_by: 'u' },
-    then: ['cancel_requested', { type: 'subagents_cancel_requested', run_ids: ['run_c2'] }, finishedWith('cancelled')],
+    then: ['cancel_requested', { type: 'subagents_cancel_requested', run_ids: ['run_c2'], reason: 'parent_cancelled' }, finishedWith('cancelled')],
+    effect: { type: 'finish' },
+  },
+  {
+    name: "a parent that ends otherwise (here tool_budget) asks to cancel its subagents' active runs too (parent_ended)",
+    limits: { max_tool_calls: 0 },
+    given: [started, turn(), ended(), ...children(['c1', 'c2']), { type: 'subagent_ended', outcome: outcome('c1', 'completed', 'one') }, requested(call('get_time', 'call_t'))],
+    when: { type: 'tick' },
+    then: [{ type: 'finished', status: 'terminated', reason: 'tool_budget' }, { type: 'subagents_cancel_requested', run_ids: ['run_c2'], reason: 'parent_ended' }],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'a parent that completes while a subagent still runs asks to cancel it (parent_ended)',
+    given: [started, turn(), ended(), ...children(['c1']), { type: 'pending_cleared' }, turn('msg_b')],
+    when: turnOutcome({ message_id: 'msg_b', text: 'done' }),
+    then: ['turn_ended', { type: 'finished', status: 'completed' }, { type: 'subagents_cancel_requested', run_ids: ['run_c1'], reason: 'parent_ended' }],
+    effect: { type: 'finish' },
+  },
+  {
+    name: 'a cancelled parent that then stops asks nothing more (its cancel cascaded already)',
+    given: [started, turn(), ended(), ...children(['c1']), { type: 'pending_cleared' }, { type: 'cancel_requested', requested_by: 'u', at: T0 }],
+    when: { type: 'tick' },
+    then: [finishedWith('cancelled')],
     effect: { type: 'finish' },
   },
   {

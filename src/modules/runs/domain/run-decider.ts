@@ -1,9 +1,9 @@
-import { addAmounts, callCost, compareAmounts, TokenPrice } from '../../usage/domain/money';
+import { addAmounts, callCost, compareAmounts, shareOfRest, TokenPrice } from '../../usage/domain/money';
 import { DomainError } from '../../../common/errors/domain-error';
 import type { ContentPart } from '../../agents/domain/model-provider';
 import { canonicalJson } from '../../idempotency/domain/fingerprint';
 import { HANDOFF_PREFIX } from '../../agents/domain/agent-definition';
-import { AgentRef, currentAgentOf, PendingToolCall, RunPause, RunState, RunUsage, SteeredInput, SubagentRef } from './run-state';
+import { AgentRef, currentAgentOf, DEFAULT_LIMITS, PendingToolCall, RunLimits, RunPause, RunState, RunUsage, SteeredInput, SubagentAllowance, SubagentRef } from './run-state';
 import { canMove, isTerminal, isWaiting, RunError, RunErrorCode, RunStatus, TerminationReason, WaitingStatus } from './run-status';
 export type { SubagentRef };
 
@@ -49,7 +49,8 @@ export interface SubagentOutcome {
   run_id: string;
   status: RunStatus;
   text: string | null;
-  usage: Pick<RunUsage, 'input_tokens' | 'output_tokens' | 'cached_input_tokens' | 'tool_calls'> & { cost?: string };
+  /** `subagent_runs`: the subagent runs its tree started (they count toward this run's `max_subagents_per_run`). */
+  usage: Pick<RunUsage, 'input_tokens' | 'output_tokens' | 'cached_input_tokens' | 'tool_calls'> & { cost?: string; subagent_runs?: number };
 }
 
 /**
@@ -192,9 +193,9 @@ export type RunEvent =
   | { type: 'resumed' }
   /** `transfer_to_<agent>` (its call is finished first): the run continues with `to`, its model and tools. */
   | { type: 'handed_off'; tool_call_id: string; from: AgentRef; to: AgentRef; model: string; reason: string | null }
-  | { type: 'cancel_requested'; requested_by: string; at: number }
+  | { type: 'cancel_requested'; requested_by: string; at: number; reason?: SubagentCancelReason }
   /** `create_subagent` / `send_subagent_input`: a run of the subagent was started (`created`: its session too). */
-  | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean }
+  | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean; allowance?: SubagentAllowance }
   /** `wait_for_subagents`: the call waits until these subagents' runs ended (or `until`). */
   | { type: 'subagents_awaited'; tool_call_id: string; subagent_ids: string[]; at: number; until: number }
   /** A subagent's run ended: its status and text, its usage added to this run's. */
@@ -204,7 +205,7 @@ export type RunEvent =
   /** An approval inside a subagent, shown on this run's stream (once per approval). */
   | { type: 'subagent_approval_relayed'; subagent_id: string; approval: SubagentApproval }
   /** A cancel cascades: these subagent runs are to be cancelled (the cancel's writer does it, CONTRACT 16). */
-  | { type: 'subagents_cancel_requested'; run_ids: string[] }
+  | { type: 'subagents_cancel_requested'; run_ids: string[]; reason?: SubagentCancelReason }
   | {
       type: 'finished';
       status: 'completed' | 'failed' | 'cancelled' | 'expired' | 'terminated';
@@ -213,6 +214,13 @@ export type RunEvent =
       final_message_id?: string | null;
       at: number;
     };
+
+/**
+ * Why a subagent's run is cancelled by its parent (the child's `run.cancel_requested` says so):
+ * the parent was cancelled, `close_subagent` closed it, or the parent ended otherwise (completed,
+ * failed, expired, terminated: a parent's limits bound its whole tree, nothing of it runs on).
+ */
+export type SubagentCancelReason = 'parent_cancelled' | 'parent_ended' | 'subagent_closed';
 
 /** `run.waiting`'s `reason` for each waiting status. */
 export type WaitReason = 'approval_required' | 'client_tool' | 'input_required' | 'callback' | 'timer' | 'quota' | 'subagents';
@@ -249,7 +257,8 @@ export type Observation =
   | { type: 'tool_finished'; tool_call_id: string; result: ToolResult; duration_ms: number; cancel_signalled?: boolean }
   | { type: 'approval_decided'; approval_id: string; tool_call_id: string; decision: 'approve' | 'reject'; decided_by: string; reason: string | null }
   | { type: 'client_tool_outputs'; outputs: Array<{ tool_call_id: string; output?: unknown; error?: { code?: string; message: string } }> }
-  | { type: 'cancel_requested'; requested_by: string }
+  /** `reason`: a parent's cascade (the parent's id is `requested_by`: `run:<id>`). */
+  | { type: 'cancel_requested'; requested_by: string; reason?: SubagentCancelReason }
   | { type: 'input_steered'; inputs: SteeredInput[] }
   /** The queue TTL passed (a sweeper); only a run still queued expires. */
   | { type: 'queue_expired' }
@@ -274,7 +283,7 @@ export type Observation =
   /** The run ended with steered input it did not take (read with its session locked). */
   | { type: 'leftover_inputs'; inputs: SteeredInput[] }
   /** The executor started a subagent's run for `create_subagent` / `send_subagent_input` (effect `start_subagent_run`). */
-  | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean }
+  | { type: 'subagent_run_started'; tool_call_id: string; subagent: { id: string; name: string; agent: AgentRef }; run_id: string; created: boolean; allowance?: SubagentAllowance }
   /** A subagent's run ended (reported by the subagent's ending commit, CONTRACT 16). */
   | { type: 'subagent_ended'; outcome: SubagentOutcome }
   /** An approval was requested inside the subagent `subagent_id` (reported by the commit that opened it, CONTRACT 16). */
@@ -311,7 +320,15 @@ export type Effect =
    * (`subagent.id` null: `create_subagent`) or an existing one (`send_subagent_input`). Its start
    * (`tool.started`) is committed first: a crash after it never starts a second one.
    */
-  | { type: 'start_subagent_run'; call: PendingToolCall; subagent: { id: string | null; name: string; agent: AgentRef }; input: string }
+  | {
+      type: 'start_subagent_run';
+      call: PendingToolCall;
+      subagent: { id: string | null; name: string; agent: AgentRef };
+      input: string;
+      /** The subagent run's limits: its share of this run's budgets (see `subagentShare`). */
+      limits: Partial<RunLimits>;
+      allowance: SubagentAllowance;
+    }
   /** Nothing to do (a repeated cancel, a steer already known). */
   | { type: 'none' };
 
@@ -347,11 +364,68 @@ function tokensUsed(u: RunUsage): number {
  * estimate (its input tokens at the input price + the model's output cap at the output price)
  * would pass the budget. Without an estimate only what the run spent counts.
  */
-export function overCostBudget(s: Pick<RunState, 'limits' | 'usage'>, next: NextCallEstimate | undefined): boolean {
+export function overCostBudget(s: Pick<RunState, 'limits' | 'usage' | 'state'>, next: NextCallEstimate | undefined): boolean {
   const max = s.limits.max_cost ?? null;
   if (max === null) return false;
   const estimate = next ? callCost(next.price, { input_tokens: next.input_tokens, output_tokens: next.max_output_tokens }) : '0';
-  return compareAmounts(addAmounts(s.usage.estimated_cost.amount, estimate), max) > 0;
+  return compareAmounts(addAmounts(s.usage.estimated_cost.amount, estimate, held(s).cost), max) > 0;
+}
+
+/**
+ * What this run's active subagent runs hold of its budgets (their allowances): counted as used
+ * until they end (then their real usage is), so the run and its whole tree stay inside its limits.
+ */
+export function held(s: Pick<RunState, 'state'>): { tool_calls: number; total_tokens: number; cost: string; subagent_runs: number } {
+  const out = { tool_calls: 0, total_tokens: 0, cost: '0', subagent_runs: 0 };
+  for (const c of s.state.subagents ?? []) {
+    if (isTerminal(c.status) || !c.allowance) continue;
+    out.tool_calls += c.allowance.tool_calls;
+    out.total_tokens += c.allowance.total_tokens ?? 0;
+    if (c.allowance.cost !== null) out.cost = addAmounts(out.cost, c.allowance.cost);
+    out.subagent_runs += c.allowance.subagent_runs;
+  }
+  return out;
+}
+
+/**
+ * A new subagent run's share of this run's budgets: of what is left of each (not used, not held
+ * by its other active subagents), an equal part for each subagent run this turn still starts
+ * (`parts` - 1, this one included) and one for this run itself - a chain halves what is left at
+ * each level, a fan-out of n in one turn gets n equal shares and the run keeps one; one level of
+ * depth less; at most the time left before this run's deadline. What it was given is held from
+ * this run's budgets while it is active, then its real usage counts: no tree passes its top
+ * run's limits.
+ */
+function subagentShare(s: RunState, now: number, parts: number): { limits: Partial<RunLimits>; allowance: SubagentAllowance } {
+  const h = held(s);
+  const l = s.limits;
+  // This start itself counts: its tool call (tool_started) and its run.
+  const toolCalls = Math.max(0, Math.floor((l.max_tool_calls - (s.usage.tool_calls + 1) - h.tool_calls) / parts));
+  const subagentRuns = Math.max(0, Math.floor((l.max_subagents_per_run - (treeRuns(s) + 1) - h.subagent_runs) / parts));
+  const tokens = l.max_total_tokens === null ? null : Math.max(0, Math.floor((l.max_total_tokens - tokensUsed(s.usage) - h.total_tokens) / parts));
+  const cost = l.max_cost ? shareOfRest(l.max_cost, parts, s.usage.estimated_cost.amount, h.cost) : null;
+  const allowance: SubagentAllowance = { tool_calls: toolCalls, total_tokens: tokens, cost, subagent_runs: subagentRuns };
+  const limits: Partial<RunLimits> = {
+    max_tool_calls: toolCalls,
+    max_subagents_per_run: subagentRuns,
+    max_subagent_depth: Math.max(0, l.max_subagent_depth - 1),
+    timeout_ms: Math.max(1, Math.min(DEFAULT_LIMITS.timeout_ms, deadlineOf(s, now) - now)),
+    // A token or cost budget of 0 is no budget at all: the least a subagent gets is one token / the smallest amount.
+    ...(tokens !== null ? { max_total_tokens: Math.max(1, tokens) } : {}),
+    ...(cost !== null ? { max_cost: compareAmounts(cost, '0') > 0 ? cost : '0.000000000001' } : {}),
+  };
+  return { limits, allowance };
+}
+
+/** The subagent runs the current turn still starts (create / send calls not started yet, the one deciding now included). */
+function startsLeftInTurn(s: RunState, env: DecideEnv): number {
+  const op = (p: PendingToolCall) => env.tool(p.tool_name)?.subagent?.op;
+  return Math.max(1, s.state.pending.filter((p) => p.status === 'requested' && (op(p) === 'create' || op(p) === 'send')).length);
+}
+
+/** The subagent runs this run's tree started: its own and those its ended subagents reported. */
+function treeRuns(s: Pick<RunState, 'state'>): number {
+  return s.state.subagent_runs ?? 0;
 }
 
 function finished(status: Extract<RunEvent, { type: 'finished' }>['status'], now: number, more: Partial<Extract<RunEvent, { type: 'finished' }>> = {}): RunEvent {
@@ -433,7 +507,7 @@ function decideNext(s: RunState, env: DecideEnv, cancelSignalled: boolean): Deci
   if (open.length > 0) return decideTool(s, open[0], env);
 
   if (s.stepCount >= s.limits.max_steps) return { events: [finished('terminated', now, { reason: 'max_steps' })], effect: { type: 'finish' } };
-  if (s.limits.max_total_tokens !== null && tokensUsed(s.usage) >= s.limits.max_total_tokens) {
+  if (s.limits.max_total_tokens !== null && tokensUsed(s.usage) + held(s).total_tokens >= s.limits.max_total_tokens) {
     return { events: [finished('terminated', now, { reason: 'token_budget' })], effect: { type: 'finish' } };
   }
   if (overCostBudget(s, env.nextCall)) return { events: [finished('terminated', now, { reason: 'cost_budget' })], effect: { type: 'finish' } };
@@ -500,7 +574,7 @@ function decideTool(s: RunState, p: PendingToolCall, env: DecideEnv): Decision {
       effect: { type: 'wait', status: 'waiting_for_tool' },
     };
   }
-  if (facts && s.usage.tool_calls >= s.limits.max_tool_calls) return { events: [finished('terminated', env.now, { reason: 'tool_budget' })], effect: { type: 'finish' } };
+  if (facts && s.usage.tool_calls + held(s).tool_calls >= s.limits.max_tool_calls) return { events: [finished('terminated', env.now, { reason: 'tool_budget' })], effect: { type: 'finish' } };
   if (facts?.handoff) return handOff(s, p, facts.handoff, env);
   if (facts?.subagent) return decideSubagentTool(s, p, facts.subagent, env);
   if (facts?.pause === 'input') return pauseForInput(s, p, env);
@@ -554,9 +628,17 @@ function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentTool
   const known = s.state.subagents ?? [];
   const active = known.filter((c) => !isTerminal(c.status)).length;
   const busy = () => fail('max_concurrent_subagents', `at most ${facts.max_concurrent} subagent runs of this run may be active at once; wait for one first`);
+  // Every start of a subagent run (create or send) is one level down and one run more of the tree.
+  const overLimit = (): Decision | null => {
+    if (s.limits.max_subagent_depth <= 0) return fail('subagent_limit', `no more levels of subagents below this run (max_subagent_depth ${s.limits.max_subagent_depth} reached)`);
+    if (treeRuns(s) + held(s).subagent_runs >= s.limits.max_subagents_per_run) {
+      return fail('subagent_limit', `this run's tree started or holds all of its ${s.limits.max_subagents_per_run} subagent runs (max_subagents_per_run)`);
+    }
+    return null;
+  };
   const begin = (subagent: { id: string | null; name: string; agent: AgentRef }, input: string): Decision => ({
     events: [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }],
-    effect: { type: 'start_subagent_run', call: { ...p, status: 'started', attempt: 1 }, subagent, input },
+    effect: { type: 'start_subagent_run', call: { ...p, status: 'started', attempt: 1 }, subagent, input, ...subagentShare(s, env.now, startsLeftInTurn(s, env) + 1) },
   });
   switch (facts.op) {
     case 'create': {
@@ -569,6 +651,8 @@ function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentTool
         agent = listed;
       }
       if (active >= facts.max_concurrent) return busy();
+      const limited = overLimit();
+      if (limited) return limited;
       const name = typeof args.name === 'string' && args.name.trim() !== '' ? args.name.slice(0, 200) : `subagent_${known.length + 1}`;
       return begin({ id: null, name, agent: { ...agent } }, args.instructions);
     }
@@ -579,6 +663,8 @@ function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentTool
       if (c.closed) return fail('subagent_closed', `subagent "${c.id}" is closed`);
       if (!isTerminal(c.status)) return fail('subagent_busy', `subagent "${c.id}" is still running ${c.run_id}; wait for it first`);
       if (active >= facts.max_concurrent) return busy();
+      const limited = overLimit();
+      if (limited) return limited;
       return begin({ id: c.id, name: c.name, agent: { ...c.agent } }, args.input);
     }
     case 'wait': {
@@ -608,7 +694,7 @@ function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentTool
       const events: RunEvent[] = [{ type: 'tool_started', tool_call_id: p.tool_call_id, attempt: 1 }, ...done.events];
       if (!c.closed) events.push({ type: 'subagent_closed', subagent_id: c.id });
       // Its active run, if any, is cancelled (closing stops it).
-      if (!isTerminal(c.status)) events.push({ type: 'subagents_cancel_requested', run_ids: [c.run_id] });
+      if (!isTerminal(c.status)) events.push({ type: 'subagents_cancel_requested', run_ids: [c.run_id], reason: 'subagent_closed' });
       return { events, effect: done.effect };
     }
   }
@@ -618,7 +704,14 @@ function decideSubagentTool(s: RunState, p: PendingToolCall, facts: SubagentTool
 function decideSubagentStarted(s: RunState, o: Extract<Observation, { type: 'subagent_run_started' }>, env: DecideEnv): Decision {
   const call = s.state.pending.find((p) => p.tool_call_id === o.tool_call_id);
   if (!call || call.status !== 'started') return { events: [], effect: { type: 'continue' } };
-  const started: RunEvent = { type: 'subagent_run_started', tool_call_id: o.tool_call_id, subagent: { ...o.subagent, agent: { ...o.subagent.agent } }, run_id: o.run_id, created: o.created };
+  const started: RunEvent = {
+    type: 'subagent_run_started',
+    tool_call_id: o.tool_call_id,
+    subagent: { ...o.subagent, agent: { ...o.subagent.agent } },
+    run_id: o.run_id,
+    created: o.created,
+    ...(o.allowance ? { allowance: { ...o.allowance } } : {}),
+  };
   const done = finishCall(evolve(s, started), call, { ok: true, result: { subagent_id: o.subagent.id, run_id: o.run_id } }, 0, env);
   return { events: [started, ...done.events], effect: done.effect };
 }
@@ -696,7 +789,7 @@ function decideModelTurn(s: RunState, o: Extract<Observation, { type: 'model_tur
   const hitDeadline = now >= deadline && (o.failure !== null || o.aborted);
   const status = o.failure || cancelled || hitDeadline ? (cancelled ? 'cancelled' : 'failed') : 'completed';
   const events: RunEvent[] = [{ type: 'turn_ended', message_id: o.message_id, content, status, usage: o.usage, redo: false }];
-  const used = tokensUsed(s.usage) + o.usage.input_tokens + o.usage.output_tokens;
+  const used = tokensUsed(s.usage) + held(s).total_tokens + o.usage.input_tokens + o.usage.output_tokens;
   const end = (e: RunEvent): Decision => ({ events: [...events, e], effect: { type: 'finish' } });
   if (cancelled) return end(finished('cancelled', now));
   if (hitDeadline) return end(finished('terminated', now, { reason: 'deadline' }));
@@ -773,10 +866,10 @@ function decideClientOutputs(s: RunState, o: Extract<Observation, { type: 'clien
 function decideCancel(s: RunState, o: Extract<Observation, { type: 'cancel_requested' }>, now: number): Decision {
   if (s.status === 'cancelled' || s.status === 'cancelling') return { events: [], effect: { type: 'none' } };
   notFinished(s);
-  const events: RunEvent[] = [{ type: 'cancel_requested', requested_by: o.requested_by, at: now }];
+  const events: RunEvent[] = [{ type: 'cancel_requested', requested_by: o.requested_by, at: now, ...(o.reason ? { reason: o.reason } : {}) }];
   // Cancel cascades (CONTRACT 16): the subagents' active runs are cancelled with it.
   const active = (s.state.subagents ?? []).filter((c) => !isTerminal(c.status)).map((c) => c.run_id);
-  if (active.length > 0) events.push({ type: 'subagents_cancel_requested', run_ids: active });
+  if (active.length > 0) events.push({ type: 'subagents_cancel_requested', run_ids: active, reason: 'parent_cancelled' });
   // A running run stops its model call or tool first; queued and waiting runs execute nothing.
   if (s.status === 'running') return { events, effect: { type: 'none' } };
   events.push(finished('cancelled', now));
@@ -1049,6 +1142,27 @@ export function admit(requested: ConcurrencyMode | undefined, session: { hasActi
 }
 
 export function decide(s: RunState, o: Observation, env: DecideEnv): Decision {
+  return endingEndsSubagents(s, decideOnly(s, o, env));
+}
+
+/**
+ * A run that ends (any terminal status) ends its subagents' active runs: they are cancelled
+ * (`parent_ended`) by the same commit's cascade, as a cancelled parent's are (its cancel already
+ * asked, `parent_cancelled`). A subagent whose end this decision records is not asked again.
+ */
+function endingEndsSubagents(s: RunState, d: Decision): Decision {
+  if (isTerminal(s.status) || s.cancelRequestedAt !== null || !d.events.some((e) => e.type === 'finished')) return d;
+  const settled = new Set<string>();
+  for (const e of d.events) {
+    if (e.type === 'subagents_cancel_requested') e.run_ids.forEach((id) => settled.add(id));
+    if (e.type === 'subagent_ended') settled.add(e.outcome.run_id);
+  }
+  const active = (s.state.subagents ?? []).filter((c) => !isTerminal(c.status) && !settled.has(c.run_id)).map((c) => c.run_id);
+  if (active.length === 0) return d;
+  return { ...d, events: [...d.events, { type: 'subagents_cancel_requested', run_ids: active, reason: 'parent_ended' }] };
+}
+
+function decideOnly(s: RunState, o: Observation, env: DecideEnv): Decision {
   switch (o.type) {
     case 'tick':
       return decideNext(s, env, o.cancel_signalled ?? false);
@@ -1213,8 +1327,17 @@ export function evolve(s: RunState, e: RunEvent): RunState {
     case 'subagent_run_started': {
       const known = s.state.subagents ?? [];
       const prev = known.find((c) => c.id === e.subagent.id);
-      const entry: SubagentRef = { id: e.subagent.id, name: e.subagent.name, agent: { ...e.subagent.agent }, run_id: e.run_id, status: 'queued', text: null, closed: prev?.closed ?? false };
-      return withState(s, { subagents: prev ? known.map((c) => (c.id === entry.id ? entry : c)) : [...known, entry] });
+      const entry: SubagentRef = {
+        id: e.subagent.id,
+        name: e.subagent.name,
+        agent: { ...e.subagent.agent },
+        run_id: e.run_id,
+        status: 'queued',
+        text: null,
+        closed: prev?.closed ?? false,
+        ...(e.allowance ? { allowance: { ...e.allowance } } : {}),
+      };
+      return withState(s, { subagents: prev ? known.map((c) => (c.id === entry.id ? entry : c)) : [...known, entry], subagent_runs: treeRuns(s) + 1 });
     }
     case 'subagents_awaited':
       return withState(s, { pending: patchCall(s, e.tool_call_id, { status: 'awaiting_subagents', attempt: 1 }), pause: pauseOf(e) }, { usage: { ...s.usage, tool_calls: s.usage.tool_calls + 1 } });
@@ -1231,7 +1354,7 @@ export function evolve(s: RunState, e: RunEvent): RunState {
         estimated_cost: o.usage.cost ? { ...u.estimated_cost, amount: addAmounts(u.estimated_cost.amount, o.usage.cost) } : u.estimated_cost,
       };
       const subagents = (s.state.subagents ?? []).map((c) => (c.id === o.subagent_id && c.run_id === o.run_id ? { ...c, status: o.status, text: o.text } : c));
-      return withState(s, { subagents }, { usage });
+      return withState(s, { subagents, subagent_runs: treeRuns(s) + (o.usage.subagent_runs ?? 0) }, { usage });
     }
     case 'subagent_closed':
       return withState(s, { subagents: (s.state.subagents ?? []).map((c) => (c.id === e.subagent_id ? { ...c, closed: true } : c)) });

@@ -83,7 +83,7 @@ export function publicEvents(s: RunState, e: RunEvent, next: RunState): NewRunEv
         },
       ];
     case 'cancel_requested':
-      return [{ type: 'run.cancel_requested', data: { requested_by: e.requested_by } }];
+      return [{ type: 'run.cancel_requested', data: { requested_by: e.requested_by, ...(e.reason ? { reason: e.reason } : {}) } }];
     case 'finished':
       return [
         { type: 'usage', data: { ...next.usage } },

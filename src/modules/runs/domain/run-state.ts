@@ -12,6 +12,29 @@ export interface RunLimits {
    * estimated_cost past it. Null: no budget (runs stored before it read as null).
    */
   max_cost: string | null;
+  /**
+   * How many levels of subagents may be below this run (0: it may start none). A subagent's run
+   * gets one less than its parent's.
+   */
+  max_subagent_depth: number;
+  /**
+   * How many subagent runs this run's whole tree may start (`create_subagent` and
+   * `send_subagent_input`, at every depth below it).
+   */
+  max_subagents_per_run: number;
+}
+
+/**
+ * What a subagent's run was given of its parent's budgets when it started (its limits): held
+ * from the parent's own budgets while it is active, so the tree never passes the parent's limits.
+ */
+export interface SubagentAllowance {
+  tool_calls: number;
+  /** Null: the parent has no token budget. */
+  total_tokens: number | null;
+  /** Null: the parent has no cost budget. */
+  cost: string | null;
+  subagent_runs: number;
 }
 
 export interface RunUsage {
@@ -96,6 +119,8 @@ export interface LoopState {
   subagents?: SubagentRef[];
   /** A subagent's run: the parent run it reports its end to (CONTRACT 16). */
   parent?: { run_id: string; subagent_id: string };
+  /** Subagent runs this run's tree started: its own and those its ended subagents reported (`max_subagents_per_run`). */
+  subagent_runs?: number;
 }
 
 /** A subagent of a run: its child session, its latest run and what the parent knows of that run. */
@@ -112,6 +137,8 @@ export interface SubagentRef {
   closed: boolean;
   /** Approvals inside it already shown on the parent's stream (each once). */
   approvals?: string[];
+  /** What its latest run was given of this run's budgets (held while that run is active). */
+  allowance?: SubagentAllowance;
 }
 
 /** An agent version: what a run and a handoff name. */
@@ -199,7 +226,19 @@ export interface RunState {
 /** A run as its resource shows it: its state and the version it was read at. */
 export type RunProps = RunState & { version: number };
 
-export const DEFAULT_LIMITS: RunLimits = { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50, max_cost: null };
+export const DEFAULT_LIMITS: RunLimits = { max_steps: 10, timeout_ms: 300_000, max_total_tokens: null, max_tool_calls: 50, max_cost: null, max_subagent_depth: 3, max_subagents_per_run: 20 };
+
+/** Limits as stored: runs saved before a limit existed read its default. */
+export function limitsOf(stored: Partial<RunLimits>): RunLimits {
+  return {
+    ...DEFAULT_LIMITS,
+    ...stored,
+    max_cost: stored.max_cost ?? null,
+    max_total_tokens: stored.max_total_tokens ?? null,
+    max_subagent_depth: stored.max_subagent_depth ?? DEFAULT_LIMITS.max_subagent_depth,
+    max_subagents_per_run: stored.max_subagents_per_run ?? DEFAULT_LIMITS.max_subagents_per_run,
+  };
+}
 
 export function emptyUsage(): RunUsage {
   return { input_tokens: 0, output_tokens: 0, cached_input_tokens: 0, reasoning_tokens: 0, estimated_cost: zero(), model_calls: 0, tool_calls: 0 };

@@ -1,5 +1,5 @@
 import { NewRunEvent } from '../../events/domain/run-event';
-import { decide, DecideEnv, Decision, evolve, Observation, RunEvent, TurnUsage } from './run-decider';
+import { decide, DecideEnv, Decision, evolve, Observation, RunEvent, SubagentCancelReason, TurnUsage } from './run-decider';
 import { publicEvents } from './run-public-events';
 import { ClientToolSpec, SteeredInput, emptyLoopState, emptyUsage, LoopState, RunLimits, RunProps, RunState, RunUsage } from './run-state';
 import { isTerminal, RunStatus } from './run-status';
@@ -182,10 +182,10 @@ export class Run {
   }
 
   /** Subagent runs to cancel once this run's change is committed (a cascading cancel, `close_subagent`). */
-  get unsavedSubagentCancels(): readonly string[] {
+  get unsavedSubagentCancels(): ReadonlyArray<SubagentCancel> {
     return this.childCancels;
   }
-  private childCancels: string[] = [];
+  private childCancels: SubagentCancel[] = [];
   /** Subagent sessions `close_subagent` closed, to mark closed once this run's change is committed. */
   get unsavedSubagentCloses(): readonly string[] {
     return this.childCloses;
@@ -276,7 +276,7 @@ export class Run {
       const next = evolve(before, e);
       if (e.type === 'finished' && before.state.pending.some((p) => p.status === 'awaiting_approval')) this.endedWithOpenApproval = true;
       if (e.type === 'input_taken') this.taken.push(e.message_id);
-      if (e.type === 'subagents_cancel_requested') this.childCancels.push(...e.run_ids);
+      if (e.type === 'subagents_cancel_requested') this.childCancels.push(...e.run_ids.map((run_id) => ({ run_id, reason: e.reason ?? 'parent_cancelled' })));
       if (e.type === 'subagent_closed') this.childCloses.push(e.subagent_id);
       if (e.type === 'subagent_run_started') this.childStarts.push({ subagent_id: e.subagent.id, run_id: e.run_id });
       if (e.type === 'turn_ended' && e.usage.input_tokens + e.usage.output_tokens > 0) this.spent.push({ message_id: e.message_id, usage: e.usage });
@@ -293,6 +293,12 @@ export class Run {
 }
 
 /** See `Run.mark`. */
+/** A subagent run this run's commit cancels, and why. */
+export interface SubagentCancel {
+  run_id: string;
+  reason: SubagentCancelReason;
+}
+
 export interface RunMark {
   readonly current: RunState;
   readonly events: number;

@@ -177,10 +177,11 @@ export abstract class RunRepository {
   /** Ids of queued runs past their queue TTL at `now` (the clock's). */
   abstract findExpiredQueued(limit: number, now: Date): Promise<string[]>;
   /**
-   * Subagent runs still going (not `cancelling`) whose parent run was cancelled (CONTRACT 16): the
-   * cascade missed them (its after-commit signal died with its node). At most `limit`.
+   * Subagent runs still going (not `cancelling`) whose parent run was cancelled or has ended
+   * (CONTRACT 16, issue 48): the cascade missed them (its after-commit signal died with its node).
+   * At most `limit`.
    */
-  abstract orphanedSubagentRuns(limit: number): Promise<Array<{ id: string; parentRunId: string }>>;
+  abstract orphanedSubagentRuns(limit: number): Promise<Array<{ id: string; parentRunId: string; parentCancelled: boolean }>>;
   /** Releases every lease this node holds (graceful shutdown): another node resumes the runs. */
   abstract releaseLeases(nodeId: string): Promise<number>;
 }

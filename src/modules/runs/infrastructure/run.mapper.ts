@@ -1,4 +1,5 @@
 import { emptyLoopState, Run, RunProps, usageOf } from '../domain/run.aggregate';
+import { limitsOf } from '../domain/run-state';
 import { RunOrmEntity } from './run.orm-entity';
 
 export function runToDomain(r: RunOrmEntity): Run {
@@ -22,7 +23,7 @@ export function runRowToProps(r: RunOrmEntity): RunProps {
     stepCount: r.stepCount,
     usage: usageOf(r.usage),
     // Runs stored before cost budgets have none.
-    limits: { ...r.limits, max_cost: r.limits.max_cost ?? null },
+    limits: limitsOf(r.limits),
     metadata: r.metadata ?? {},
     state: Object.assign(emptyLoopState(), r.state ?? {}),
     inbox: r.inbox ?? [],

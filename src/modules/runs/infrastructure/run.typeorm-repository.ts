@@ -444,16 +444,16 @@ export class RunTypeormRepository extends RunRepository {
     return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, status: r.status as DueRun['status'] }));
   }
 
-  async orphanedSubagentRuns(limit: number): Promise<Array<{ id: string; parentRunId: string }>> {
+  async orphanedSubagentRuns(limit: number): Promise<Array<{ id: string; parentRunId: string; parentCancelled: boolean }>> {
     // The active runs by runs_active_by_session's predicate (few), each joined to its parent by id.
-    const rows = await queryRows<{ id: string; parent_run_id: string }>(
+    const rows = await queryRows<{ id: string; parent_run_id: string; parent_status: string }>(
       this.uow.manager,
-      `SELECT c.id, p.id AS parent_run_id FROM runs c JOIN runs p ON p.id = c.state->'parent'->>'run_id'
+      `SELECT c.id, p.id AS parent_run_id, p.status AS parent_status FROM runs c JOIN runs p ON p.id = c.state->'parent'->>'run_id'
         WHERE c.status NOT IN ('completed','failed','cancelled','expired','terminated') AND c.status <> 'cancelling'
-          AND p.status IN ('cancelling','cancelled') LIMIT $1`,
+          AND p.status IN ('cancelling','cancelled','completed','failed','expired','terminated') LIMIT $1`,
       [limit],
     );
-    return rows.map((r) => ({ id: r.id, parentRunId: r.parent_run_id }));
+    return rows.map((r) => ({ id: r.id, parentRunId: r.parent_run_id, parentCancelled: r.parent_status === 'cancelling' || r.parent_status === 'cancelled' }));
   }
 
   async heartbeat(runId: string, nodeId: string, leaseMs: number) {

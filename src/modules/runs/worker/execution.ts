@@ -40,6 +40,8 @@ export interface Execution {
   secrets?: SecretScrubber;
   /** Values this execution has recorded already (name and value): recorded once each. */
   recordedSecrets?: Set<string>;
+  /** The turn (its message id) whose model call holds a spend reservation: the heartbeat keeps it alive with the lease. */
+  spendHeld?: string;
 }
 
 export function newExecution(): Execution {

@@ -1,4 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { SpendGate } from '../../usage/domain/spend';
 import { AppConfig } from '../../../common/config/app-config';
 import { RunSignals } from '../application/run-signals';
 import { RunRepository } from '../domain/run.repository';
@@ -6,7 +7,7 @@ import { Execution, LeaseLost } from './execution';
 
 /**
  * Keeps an execution's lease and tells it what happened to its run meanwhile: the heartbeat
- * extends the lease (every RUN_LEASE_MS / 3, 200 ms to 1 s) and reports a cancel or steered input
+ * extends the lease (every RUN_LEASE_MS / 3, 200 ms to 1 s) and a model call's spend reservation, and reports a cancel or steered input
  * of another node; this node's own cancel and steer arrive as in-process signals. A lost lease,
  * or this node shutting down, aborts the execution, which then stops without writing.
  */
@@ -19,6 +20,7 @@ export class LeaseKeeper {
     private readonly config: AppConfig,
     private readonly runs: RunRepository,
     private readonly signals: RunSignals,
+    @Optional() private readonly spend?: SpendGate,
   ) {}
 
   /** Keeps `runId`'s lease while `ex` executes it; the returned function lets go. */
@@ -45,6 +47,8 @@ export class LeaseKeeper {
         }
         // Steered on another node: the run's inbox holds input the run has not seen.
         if (hb && hb.inboxSize > ex.inboxKnown) ex.steered = true;
+        // A model call's spend reservation lives as long as the lease (a dead node's stops counting with it).
+        if (hb && ex.spendHeld) await this.spend?.extend(runId, this.config.runLeaseMs);
       } catch (err) {
         this.logger.warn(`heartbeat of ${runId} failed: ${(err as Error).message}`);
       } finally {

@@ -34,6 +34,11 @@ export class RunEnv {
     return t ? { ...t, binding: { kind: 'builtin' } } : null;
   }
 
+  /** RUN_LEASE_MS: what a model call's spend reservation lives without a heartbeat (it dies with the lease). */
+  get leaseMs(): number {
+    return this.config.runLeaseMs;
+  }
+
   /** What the decider needs besides the run: the clock, ids and the agent's tools. */
   of(run: Run, ex?: Execution): DecideEnv {
     const clientTools = run.state.client_tools;

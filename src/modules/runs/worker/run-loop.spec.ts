@@ -17,6 +17,7 @@ import { ApprovalGate, ApprovalToOpen } from '../domain/approval-gate';
 import { Run, RunProps, SteeredInput } from '../domain/run.aggregate';
 import { decide } from '../domain/run-decider';
 import { RunRepository } from '../domain/run.repository';
+import { SpendCheck, SpendGate } from '../../usage/domain/spend';
 import { LeaseKeeper } from './lease-keeper';
 import { ModelTurnEffect } from './model-turn.effect';
 import { RunEnv } from './run-env';
@@ -194,8 +195,36 @@ function agentWith(tools: ToolDefinition[]): ResolvedAgent {
   };
 }
 
+/**
+ * A tenant's spend limit as the usage module's gate answers it: every reservation is refused while
+ * `refusing`, else held; what was asked is recorded in order (with the store's commits so far).
+ */
+class FakeSpend extends SpendGate {
+  readonly log: string[] = [];
+  refusing = false;
+  constructor(private readonly store: Store) {
+    super();
+  }
+  async assertWithinLimit(): Promise<void> {}
+  async check(): Promise<SpendCheck> {
+    return { exceeded: false };
+  }
+  async hasLimit(): Promise<boolean> {
+    return true;
+  }
+  async reserve(_tenant: string, call: { runId: string; messageId: string; amount: string }): Promise<SpendCheck & { reserved: boolean }> {
+    this.log.push(`reserve ${call.messageId} ${call.amount} after ${this.store.commits.length} commits`);
+    if (this.refusing) return { exceeded: true, reserved: false, resetsAt: new Date('2030-01-01T00:00:00Z'), details: { limit: { amount: '1', currency: 'USD', window: 'day' } } };
+    return { exceeded: false, reserved: true };
+  }
+  async extend(): Promise<void> {}
+  async release(_run: string, messageId: string): Promise<void> {
+    this.log.push(`release ${messageId} after ${this.store.commits.length} commits`);
+  }
+}
+
 /** The executor wired as runs.module wires it, over fakes. */
-function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean; agents?: Record<string, ResolvedAgent> }) {
+function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean; agents?: Record<string, ResolvedAgent>; spend?: (store: Store) => SpendGate }) {
   const run = newTestRun();
   const store = new Store(run);
   const tools = o.tools ?? new FakeTools([]);
@@ -214,8 +243,9 @@ function executorWith(o: { turns: Turn[]; tools?: FakeTools; approvals?: boolean
   const writer = new RunWriter(store.persistence as unknown as RunPersistence);
   // No secrets module here: the runs resolve nothing (the scrubbing rule has its own e2e test).
   const secrets = { scrubberOf: async () => SecretScrubber.none, record: async () => undefined } as unknown as RunSecrets;
-  const loop = new RunLoop(runs, agents, approvals, env, context, writer, new ModelTurnEffect(models, env, context, writer), new ToolCallEffect(tools, env, writer, secrets), secrets);
-  const executor = new RunExecutor(loop, new LeaseKeeper(config, runs, signals), path);
+  const spend = o.spend?.(store);
+  const loop = new RunLoop(runs, agents, approvals, env, context, writer, new ModelTurnEffect(models, env, context, writer), new ToolCallEffect(tools, env, writer, secrets), secrets, undefined, spend);
+  const executor = new RunExecutor(loop, new LeaseKeeper(config, runs, signals, spend), path);
   return { executor, run, store, models, tools, gate, signals, failed };
 }
 
@@ -237,6 +267,30 @@ function handoffPair(tools: FakeTools): Record<string, ResolvedAgent> {
   const b = { ...agentWith(tools.all().filter((t) => t.name === 'lookup')), id: 'b', instructions: 'you do billing', model: 'model-b' };
   return { a, b };
 }
+
+describe('RunLoop: spend reservations (issue 48)', () => {
+  it('a model call holds its estimate before it starts and lets go after the commit of its end', async () => {
+    let spend!: FakeSpend;
+    const t = executorWith({ turns: [text('hello')], spend: (store) => (spend = new FakeSpend(store)) });
+    await expect(t.executor.execute(t.run)).resolves.toBe('finished');
+    expect(t.models.requests).toHaveLength(1);
+    const turn = t.store.row().finalMessageId;
+    // Reserved after run.started committed, released once the turn's end (with its spend) did.
+    expect(spend.log).toEqual([expect.stringMatching(new RegExp(`^reserve ${turn} \\d`)), `release ${turn} after 2 commits`]);
+    expect(spend.log[0]).toMatch(/after 1 commits$/);
+  });
+
+  it('a refused reservation: the turn is taken back, no model call is made, the run waits for quota', async () => {
+    let spend!: FakeSpend;
+    const t = executorWith({ turns: [text('never')], spend: (store) => ((spend = new FakeSpend(store)), (spend.refusing = true), spend) });
+    await expect(t.executor.execute(t.run)).resolves.toBe('waiting');
+    expect(t.models.requests).toHaveLength(0);
+    expect(t.store.row()).toMatchObject({ status: 'waiting_for_quota', stepCount: 0 });
+    expect(t.store.events).not.toContain('message.started');
+    expect(t.store.events).toContain('run.waiting');
+    expect(spend.log).toHaveLength(1);
+  });
+});
 
 describe('RunLoop: handoffs (CONTRACT 16)', () => {
   it('transfer_to_b: never executed, one commit with agent.handoff; the next turn has b\'s instructions, tools and model, and the history', async () => {

@@ -4,7 +4,8 @@ import { AgentDirectory, canHandOff } from '../../agents/domain/agent-definition
 import { ApprovalsPort } from '../application/approvals-port';
 import { LeftoversArrived } from '../application/run-persistence';
 import { Run } from '../domain/run.aggregate';
-import { Decision, HandoffTarget, Observation, QuotaStatus } from '../domain/run-decider';
+import { Decision, HandoffTarget, NextCallEstimate, Observation, QuotaStatus } from '../domain/run-decider';
+import { callCost } from '../../usage/domain/money';
 import { currentAgentOf } from '../domain/run-state';
 import { RunRepository } from '../domain/run.repository';
 import { Execution, Exit, LeaseLost } from './execution';
@@ -42,9 +43,21 @@ export class RunLoop {
   /** An observation to decide again after a conflict's reload (see `start_subagent_run`). */
   private readonly redo = new WeakMap<Execution, Observation>();
 
-  private async quotaOf(tenantId: string): Promise<QuotaStatus> {
-    const c = await this.spend!.check(tenantId);
+  /** Holds the call's estimate (its input at the input price + the model's output cap at the output price) against the tenant's limit. */
+  private async reserveFor(run: Run, ex: Execution, messageId: string, next: NextCallEstimate | undefined): Promise<QuotaStatus> {
+    const amount = next ? callCost(next.price, { input_tokens: next.input_tokens, output_tokens: next.max_output_tokens }) : '0';
+    const c = await this.spend!.reserve(run.owner.tenantId, { runId: run.id, messageId, amount, ttlMs: this.env.leaseMs });
+    if (c.reserved) ex.spendHeld = messageId;
     return c.exceeded ? { exceeded: true, resets_at: c.resetsAt.getTime(), details: c.details } : { exceeded: false };
+  }
+
+  /** The turn's real cost committed with its end (or it made none): its reservation goes. Not after a lost lease (the run's next owner may hold one). */
+  private async releaseSpend(run: Run, ex: Execution): Promise<void> {
+    const held = ex.spendHeld;
+    ex.spendHeld = undefined;
+    if (!held || ex.leaseLost || !this.spend) return;
+    // Failing here leaves it to expire with the lease it was tied to.
+    await this.spend.release(run.id, held).catch(() => undefined);
   }
 
   async run(initial: Run, ex: Execution): Promise<Exit> {
@@ -64,12 +77,23 @@ export class RunLoop {
       if (ex.steered) run = await this.takeSteered(run, ex);
       ex.inboxKnown = run.propsForPersistence().inbox.length;
       const env = this.env.of(run, ex);
-      // Only runs with a cost budget pay for the estimate (it may read the history).
-      if (run.limits.max_cost) env.nextCall = await this.context.nextCallEstimate(run, ex);
-      // Before a model call: the tenant's spend limit (a run over it waits for quota, CONTRACT 17).
-      if (this.spend && nextIsModelTurn(run)) env.quota = await this.quotaOf(run.owner.tenantId);
+      // The tenant's spend limit (cached: no statement without one) is held against before a model call.
+      // (A queued run's first decision is its start, never a model call.)
+      const limited = this.spend !== undefined && run.status === 'running' && nextIsModelTurn(run) && (await this.spend.hasLimit(run.owner.tenantId));
+      // Only runs with a cost budget or under a spend limit pay for the estimate (it may read the history).
+      if (run.limits.max_cost || limited) env.nextCall = await this.context.nextCallEstimate(run, ex, { always: limited });
       if (lastAgent !== undefined && run.status === 'queued') env.lastAgent = lastAgent;
-      const d = run.decide(observation, env);
+      const before = run.mark();
+      let d = run.decide(observation, env);
+      // A model call holds its estimate against the spend limit before it starts; refused (the limit is
+      // spent or held by calls in flight), the decision is taken back and the run waits for quota (CONTRACT 17).
+      if (limited && d.effect.type === 'call_model') {
+        const quota = await this.reserveFor(run, ex, d.effect.message_id, env.nextCall);
+        if (quota.exceeded) {
+          run.retract(before);
+          d = run.decide(observation, { ...env, quota });
+        }
+      }
       // A redone observation stays to be redone until its decision commits (ends of subagents may conflict again and again).
       const redoing = redone;
       redone = undefined;
@@ -77,6 +101,8 @@ export class RunLoop {
       // A handoff (or a start with the session's last agent): the agent in control's version from here on.
       if (ex.agent && d.events.some((e) => e.type === 'handed_off' || (e.type === 'started' && e.agent))) await this.followAgent(run, ex);
       const step = await this.perform(run, ex, d);
+      // A model call's end committed (its real cost with it), or it made none: what it held goes.
+      if (ex.spendHeld) await this.releaseSpend(run, ex);
       if (step === true) continue;
       if (step !== false) return step;
       run = await this.reload(run.id);

@@ -13,7 +13,7 @@ import { RunWriter } from './run-writer';
  * The effect `start_subagent_run` (CONTRACT 16): a run of a subagent, started through the
  * sessions and runs modules' commands as the parent run's owner - a new child session
  * (`create_subagent`) or the subagent's existing one (`send_subagent_input`) - with the input as
- * its user message. The call's start is committed first (a crash after it is `outcome_unknown`,
+ * its user message and its share of the parent's budgets as its limits. The call's start is committed first (a crash after it is `outcome_unknown`,
  * never a second subagent). Null: that commit met a version conflict (the caller reloads).
  */
 @Injectable()
@@ -47,9 +47,18 @@ export class SubagentEffect {
           content: [{ type: 'text', text: effect.input }],
           concurrency: 'enqueue',
           parent: { run_id: o.runId, subagent_id: subagentId },
+          // Its share of the parent's budgets (the decider's): the tree stays inside the parent's limits.
+          limits: { ...effect.limits },
         }),
       );
-      return { type: 'subagent_run_started', tool_call_id: call.tool_call_id, subagent: { id: subagentId, name: effect.subagent.name, agent: { ...effect.subagent.agent } }, run_id: started.run.id, created: effect.subagent.id === null };
+      return {
+        type: 'subagent_run_started',
+        tool_call_id: call.tool_call_id,
+        subagent: { id: subagentId, name: effect.subagent.name, agent: { ...effect.subagent.agent } },
+        run_id: started.run.id,
+        created: effect.subagent.id === null,
+        allowance: { ...effect.allowance },
+      };
     } catch (err) {
       if (!(err instanceof DomainError)) throw err;
       return { type: 'tool_finished', tool_call_id: call.tool_call_id, result: { ok: false, error: { code: 'tool_failed', message: `the subagent could not be started: ${err.code}: ${err.message}`, retryable: false } }, duration_ms: 0 };

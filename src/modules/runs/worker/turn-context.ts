@@ -63,15 +63,16 @@ export class TurnContext {
   }
 
   /**
-   * The next model call's estimate for `limits.max_cost` (only runs with one pay for it): its
+   * The next model call's estimate for `limits.max_cost` and the tenant's spend limit (only runs
+   * with one, or `always`: under a limit, pay for it): its
    * input as the scripted model counts it (characters / 4 of the instructions and the context,
    * steered input not taken yet included: the turn would take it), the model's output cap and
    * price. This execution's context when it has one, else the history (not kept: the turn reads
    * it again after its own events).
    */
-  async nextCallEstimate(run: Run, ex: Execution): Promise<NextCallEstimate | undefined> {
+  async nextCallEstimate(run: Run, ex: Execution, opts: { always?: boolean } = {}): Promise<NextCallEstimate | undefined> {
     const snap = run.propsForPersistence();
-    if (!snap.limits.max_cost || (snap.status !== 'running' && snap.status !== 'queued')) return undefined;
+    if ((!snap.limits.max_cost && !opts.always) || (snap.status !== 'running' && snap.status !== 'queued')) return undefined;
     let messages: ModelMessage[] | undefined = snap.inbox.length === 0 ? ex.context : undefined;
     if (!messages) {
       const history = await this.messages.history(snap.sessionId);

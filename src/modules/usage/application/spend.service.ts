@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { compareAmounts } from '../domain/money';
+import { addAmounts, compareAmounts } from '../domain/money';
 import { Clock } from '../../../common/clock/clock';
 import { quotaExceeded, SpendCheck, SpendGate, SpendLimit, windowOf } from '../domain/spend';
 import { SpendRepository } from '../domain/spend.repository';
@@ -27,9 +27,35 @@ export class SpendService implements SpendGate {
   }
 
   async check(tenantId: string): Promise<SpendCheck> {
-    const over = await this.over(tenantId);
-    if (!over) return { exceeded: false };
-    return { exceeded: true, resetsAt: over.resetsAt, details: quotaExceeded(over.limit, over.spent, over.resetsAt).details ?? {} };
+    const limit = await this.limitOf(tenantId);
+    if (!limit) return { exceeded: false };
+    const { start, resetsAt } = windowOf(limit.window, this.clock.date());
+    const [spent, reserved] = await Promise.all([this.repo.spentSince(tenantId, start), this.repo.reservedBy(tenantId)]);
+    if (compareAmounts(addAmounts(spent, reserved), limit.amount) < 0) return { exceeded: false };
+    return { exceeded: true, resetsAt, details: quotaExceeded(limit, spent, resetsAt, reserved).details ?? {} };
+  }
+
+  async hasLimit(tenantId: string): Promise<boolean> {
+    return (await this.limitOf(tenantId)) !== null;
+  }
+
+  async reserve(tenantId: string, call: { runId: string; messageId: string; amount: string; ttlMs: number }): Promise<SpendCheck & { reserved: boolean }> {
+    if (!(await this.limitOf(tenantId))) return { exceeded: false, reserved: false };
+    const now = this.clock.date();
+    // The limit as read under its lock (one changed meanwhile applies at once), its window as of now.
+    const out = await this.repo.reserve(tenantId, { ...call, now });
+    if (!out) return { exceeded: false, reserved: false };
+    const { resetsAt } = windowOf(out.limit.window, now);
+    if (out.reserved) return { exceeded: false, reserved: true };
+    return { exceeded: true, reserved: false, resetsAt, details: quotaExceeded(out.limit, out.spent, resetsAt, out.reservedByOthers).details ?? {} };
+  }
+
+  extend(runId: string, ttlMs: number): Promise<void> {
+    return this.repo.extendReservation(runId, ttlMs);
+  }
+
+  release(runId: string, messageId: string): Promise<void> {
+    return this.repo.releaseReservation(runId, messageId);
   }
 
   /** The limit, the window's spend and its reset when the tenant is at or over its limit; null otherwise. */

@@ -98,6 +98,16 @@ function addDecimals(amounts: string[]): string {
   return plain(amounts.reduce((sum, a) => sum.plus(a), new D(0)));
 }
 
+/**
+ * What is left of `total` after `used` (never below zero) divided by `parts`, cut to 12 decimal
+ * places (an amount a client could have set): a subagent's share of its parent's budget.
+ */
+export function shareOfRest(total: string, parts: number, ...used: string[]): string {
+  const rest = new D(total).minus(used.reduce((sum, a) => sum.plus(a), new D(0)));
+  if (rest.lte(0)) return '0';
+  return plain(rest.div(parts).toDecimalPlaces(12, Decimal.ROUND_DOWN));
+}
+
 /** -1, 0 or 1 as `a` is less than, equal to or more than `b`. */
 export function compareAmounts(a: string, b: string): number {
   const x = scaled(a, SCALE);

@@ -36,10 +36,12 @@ export function windowOf(window: SpendWindow, now: Date): { start: Date; resetsA
   return { start: new Date(Date.UTC(y, m, d)), resetsAt: new Date(Date.UTC(y, m, d + 1)) };
 }
 
-export function quotaExceeded(limit: SpendLimit, spent: string, resetsAt: Date): DomainError {
+export function quotaExceeded(limit: SpendLimit, spent: string, resetsAt: Date, reserved?: string): DomainError {
   return new DomainError('quota_exceeded', `the tenant's spend limit of ${limit.amount} USD per ${limit.window} is reached`, {
     limit: { amount: limit.amount, currency: 'USD', window: limit.window },
     spent: { amount: spent, currency: 'USD' },
+    // What model calls in flight hold of the rest (see SpendGate.reserve): absent when nothing is held.
+    ...(reserved !== undefined && reserved !== '0' ? { reserved: { amount: reserved, currency: 'USD' } } : {}),
     resets_at: resetsAt.toISOString(),
   });
 }
@@ -54,5 +56,20 @@ export type SpendCheck = { exceeded: false } | { exceeded: true; resetsAt: Date;
  */
 export abstract class SpendGate {
   abstract assertWithinLimit(tenantId: string): Promise<void>;
+  /** Counts the live reservations of calls in flight too: a run waiting for quota resumes only when a call of its could start. */
   abstract check(tenantId: string): Promise<SpendCheck>;
+  /** Whether the tenant has a spend limit now (through the short cache): only then is a call's estimate worth computing. */
+  abstract hasLimit(tenantId: string): Promise<boolean>;
+  /**
+   * Before a model call: holds its estimated cost (`amount`) against the limit, unless the
+   * window's spend plus the live reservations of other runs already reach it (then `exceeded`
+   * and nothing is held). So a call starts only while some of the limit is neither spent nor
+   * held, and the total overshoot is at most one call (the last one admitted) as long as no call
+   * costs more than its estimate. One reservation per run; it lives `ttlMs` unless extended
+   * (`extend`, the run's heartbeat) and goes with `release` once the turn's real cost committed.
+   * `reserved` false: nothing to hold (no limit).
+   */
+  abstract reserve(tenantId: string, call: { runId: string; messageId: string; amount: string; ttlMs: number }): Promise<SpendCheck & { reserved: boolean }>;
+  abstract extend(runId: string, ttlMs: number): Promise<void>;
+  abstract release(runId: string, messageId: string): Promise<void>;
 }

@@ -2,8 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { queryRows } from '../../../common/database/sql';
 import { UnitOfWork } from '../../../common/database/unit-of-work';
 import { normalizeAmount } from '../domain/money';
-import { ModelCallSpend, SpendLimit, SpendWindow } from '../domain/spend';
-import { SpendRepository, UsageGroup, UsageRow } from '../domain/spend.repository';
+import { ModelCallSpend, SpendLimit, SpendWindow, windowOf } from '../domain/spend';
+import { ReserveOutcome, SpendRepository, UsageGroup, UsageRow } from '../domain/spend.repository';
 
 type Row = Record<string, any>;
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
@@ -48,6 +48,41 @@ export class SpendTypeormRepository extends SpendRepository {
   async deleteLimit(tenantId: string): Promise<boolean> {
     const rows = await this.q(`DELETE FROM tenant_spend_limits WHERE tenant_id = $1 RETURNING tenant_id`, [tenantId]);
     return rows.length > 0;
+  }
+
+  async reserve(tenantId: string, r: { runId: string; messageId: string; amount: string; ttlMs: number; now: Date }): Promise<ReserveOutcome | null> {
+    // Two statements in one short transaction: the limit row's lock serialises the tenant's
+    // reservations, and the second statement's fresh snapshot sees every reservation committed before it.
+    return this.uow.run(async () => {
+      const [l] = await this.q(`SELECT amount::text AS amount, "window", updated_at FROM tenant_spend_limits WHERE tenant_id = $1 FOR UPDATE`, [tenantId]);
+      if (!l) return null;
+      const [row] = await this.q(
+        `WITH gone AS (DELETE FROM spend_reservations WHERE tenant_id = $1 AND expires_at <= now() AND run_id <> $3),
+              s AS (SELECT (SELECT coalesce(sum(amount), 0) FROM model_spend WHERE tenant_id = $1 AND occurred_at >= $2) AS spent,
+                           (SELECT coalesce(sum(amount), 0) FROM spend_reservations WHERE tenant_id = $1 AND expires_at > now() AND run_id <> $3) AS others),
+              ins AS (INSERT INTO spend_reservations (run_id, tenant_id, message_id, amount, expires_at)
+                      SELECT $3, $1, $7, $4::numeric, now() + make_interval(secs => $5::double precision / 1000) FROM s WHERE s.spent + s.others < $6::numeric
+                      ON CONFLICT (run_id) DO UPDATE SET message_id = EXCLUDED.message_id, amount = EXCLUDED.amount, expires_at = EXCLUDED.expires_at
+                      RETURNING run_id)
+         SELECT s.spent::text AS spent, s.others::text AS others, (SELECT count(*) FROM ins)::int AS reserved FROM s`,
+        [tenantId, windowOf(l.window, r.now).start, r.runId, r.amount, r.ttlMs, l.amount, r.messageId],
+      );
+      const limit = { amount: normalizeAmount(l.amount), window: l.window, updatedAt: date(l.updated_at) };
+      return { reserved: Number(row.reserved) > 0, limit, spent: normalizeAmount(row.spent), reservedByOthers: normalizeAmount(row.others) };
+    });
+  }
+
+  async reservedBy(tenantId: string): Promise<string> {
+    const [r] = await this.q(`SELECT coalesce(sum(amount), 0)::text AS amount FROM spend_reservations WHERE tenant_id = $1 AND expires_at > now()`, [tenantId]);
+    return normalizeAmount(r?.amount ?? '0');
+  }
+
+  async extendReservation(runId: string, ttlMs: number): Promise<void> {
+    await this.q(`UPDATE spend_reservations SET expires_at = now() + make_interval(secs => $2::double precision / 1000) WHERE run_id = $1`, [runId, ttlMs]);
+  }
+
+  async releaseReservation(runId: string, messageId: string): Promise<void> {
+    await this.q(`DELETE FROM spend_reservations WHERE run_id = $1 AND message_id = $2`, [runId, messageId]);
   }
 
   async usage(tenantId: string, from: Date, to: Date, groupBy: UsageGroup): Promise<UsageRow[]> {

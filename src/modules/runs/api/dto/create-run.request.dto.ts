@@ -111,6 +111,34 @@ export class RunLimitsInputDto {
   @IsOptional()
   @IsPositiveAmount()
   max_cost?: string | null;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 10,
+    default: 3,
+    description:
+      'How many levels of subagents may be below this run (0: it may start none). Each subagent run gets one less than its parent; ' +
+      'create_subagent / send_subagent_input in a run at 0 returns the tool error subagent_limit to the model (the run goes on).',
+  })
+  @MayOmit()
+  @IsInt()
+  @Min(0)
+  @Max(10)
+  max_subagent_depth?: number;
+
+  @ApiPropertyOptional({
+    minimum: 0,
+    maximum: 1000,
+    default: 20,
+    description:
+      "How many subagent runs this run's whole tree may start (create_subagent and send_subagent_input, at every depth below it). " +
+      'A start past it returns the tool error subagent_limit to the model (the run goes on).',
+  })
+  @MayOmit()
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  max_subagents_per_run?: number;
 }
 
 export class CreateRunRequestDto {

@@ -3,7 +3,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { iso } from '../../../../common/http/pagination';
 import { RunProps } from '../../domain/run.aggregate';
 import { isWaiting, RUN_STATUSES, RunStatus } from '../../domain/run-status';
-import { currentAgentOf } from '../../domain/run-state';
+import { currentAgentOf, limitsOf } from '../../domain/run-state';
 
 export class EstimatedCostDto {
   @ApiProperty({ example: '0.001234', pattern: '^\\d+(\\.\\d+)?$', description: 'USD as a decimal string (exact, never a binary float).' }) amount!: string;
@@ -31,6 +31,10 @@ export class RunLimitsDto {
   @ApiProperty({ example: 50 }) max_tool_calls!: number;
   @ApiProperty({ type: String, nullable: true, example: '0.5', description: 'Cost budget in USD (decimal string); null: none. A run that would pass it is terminated with cost_budget.' })
   max_cost!: string | null;
+  @ApiProperty({ example: 3, minimum: 0, maximum: 10, description: 'Levels of subagents that may be below this run (a subagent run has one less than its parent).' })
+  max_subagent_depth!: number;
+  @ApiProperty({ example: 20, minimum: 0, maximum: 1000, description: "Subagent runs this run's whole tree may start." })
+  max_subagents_per_run!: number;
 }
 
 export class RunErrorDto {
@@ -143,7 +147,7 @@ export function toRunResponse(
       tool_calls: r.usage.tool_calls,
       model_calls: r.usage.model_calls,
     },
-    limits: { ...r.limits, max_cost: r.limits.max_cost ?? null },
+    limits: { ...limitsOf(r.limits) },
     pending_approvals: pending
       .filter((p) => p.status === 'awaiting_approval' && p.approval_id)
       .map((p) => ({ approval_id: p.approval_id!, tool_call_id: p.tool_call_id, tool_name: p.tool_name })),
