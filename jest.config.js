@@ -13,7 +13,7 @@ const swc = [
     swcrc: false,
   },
 ];
-// NestJS 12 and several of its dependencies ship ESM only. Node >= 20.19 loads those with
+// NestJS 12 and several of its dependencies ship ESM only. Node (>= 22.12) loads those with
 // require(esm) at run time, but Jest's module loader does not: every package that declares
 // "type": "module" is therefore compiled to CommonJS by swc (found by scanning node_modules once).
 const fs = require('node:fs');

@@ -1,3 +1,5 @@
+// First: refuses a Node.js older than 22.12 with one line, before anything else loads.
+import './node-version';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
