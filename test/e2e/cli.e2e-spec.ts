@@ -107,6 +107,12 @@ describe('agent-api CLI (child process against a test app)', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('agent-api chat <session> "text"');
     expect(help.stdout).toContain('AGENT_API_URL');
+    // Busy sessions steer by default: --enqueue is the way to queue instead, nothing fails with session_busy.
+    expect(help.stdout).not.toContain('session_busy');
+    expect(help.stdout).toMatch(/--enqueue +chat: when the session has an active run, queue a new run behind it instead of\s+steering the active one/);
+    // Two different checks, two different names: the server's chain, an export file offline.
+    expect(help.stdout).toContain('agent-api audit check-chain');
+    expect(help.stdout).toContain('agent-api audit verify --file export.ndjson');
     const bad = await runCli(['frobnicate'], { url: t.url });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown command "frobnicate"');
@@ -305,9 +311,15 @@ describe('agent-api CLI (child process against a test app)', () => {
     const records = JSON.parse(byAction.stdout).data as Array<{ action: string }>;
     expect(records.length).toBeGreaterThan(0);
     expect(records.every((x) => x.action === 'POST /v1/sessions')).toBe(true);
-    const verify = await runCli(['audit', '--verify'], { url: t.url });
+    const verify = await runCli(['audit', 'check-chain'], { url: t.url });
     expect(verify.code).toBe(0);
     expect(verify.stdout).toMatch(/✓ chain verified: \d+ records intact/);
+    expect(verify.stderr).toBe('');
+    // The old spelling still checks the chain, with one deprecation line.
+    const old = await runCli(['audit', '--verify'], { url: t.url });
+    expect(old.code).toBe(0);
+    expect(old.stdout).toMatch(/✓ chain verified: \d+ records intact/);
+    expect(old.stderr.trim().split('\n')).toEqual([expect.stringContaining('audit --verify is deprecated: use `agent-api audit check-chain`')]);
     const member = await runCli(['audit'], { url: t.url, key: KEYS.memberA1 });
     expect(member.code).toBe(1);
     expect(member.stderr).toContain('forbidden');
