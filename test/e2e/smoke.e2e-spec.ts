@@ -1,41 +1,11 @@
-import { createHook } from 'node:async_hooks';
 import { createSession, script, startRun, userInput } from '../helpers/runs';
+import { trackResources } from '../helpers/open-handles';
 import { openSse } from '../helpers/sse-client';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
 // Late in a full embedded run this start (or fresh migration) took over 60 s (load 8, a 2.3 GB jest
 // process): the bound is 180 s; a hang still fails.
 jest.setTimeout(180_000);
-
-/**
- * Timers, sockets and servers created while it is on, and still alive (and keeping the process up)
- * when asked: what would keep Jest from exiting after the app closed. Jest's own (its per-test
- * timeout timers) are left out by their creation stack.
- */
-function trackResources(): { enable(): void; alive(): string[] } {
-  const live = new Map<number, { type: string; resource: any; where: string }>();
-  const hook = createHook({
-    init(asyncId, type, _trigger, resource) {
-      if (!/^(Timeout|TCPWRAP|TCPSERVERWRAP|PIPEWRAP|UDPWRAP|PROCESSWRAP)$/.test(type)) return;
-      const frames = new Error().stack!.split('\n').slice(2).filter((l) => !/\(node:|async_hooks/.test(l)).map((l) => l.trim());
-      if (frames.some((f) => /jest-circus|@jest|jest-runner|jest-jasmine/.test(f))) return;
-      const where = frames.slice(0, 3).join(' < ');
-      live.set(asyncId, { type, resource, where });
-    },
-    destroy(asyncId) {
-      live.delete(asyncId);
-    },
-  });
-  return {
-    enable: () => hook.enable(),
-    alive: () => {
-      hook.disable();
-      return [...live.values()]
-        .filter(({ type, resource }) => (type === 'Timeout' ? !resource._destroyed && resource.hasRef() : typeof resource.hasRef !== 'function' || resource.hasRef()))
-        .map(({ type, where }) => `${type} ${where}`);
-    },
-  };
-}
 
 /**
  * The first thing a newcomer runs: the app boots (migrations, NestJS, the embedded database or
