@@ -198,6 +198,7 @@ describe('loadConfig', () => {
   it('shows a URL without its password and a secret by its length only', () => {
     expect(problemsOf({ DATABASE_URL: 'mysql://app:hunter2@db/app' })).toEqual([expect.stringMatching(/^DATABASE_URL="mysql:\/\/app:\*\*\*@db\/app": /)]);
     expect(problemsOf({ REDIS_URL: 'http://:pw-9@r:6379' })).toEqual([expect.stringMatching(/^REDIS_URL="http:\/\/:\*\*\*@r:6379": must be a redis/)]);
+    expect(problemsOf({ NATS_URL: 'nats://a:pw-1@n1:4222,http://b:pw-2@n2' })).toEqual(['NATS_URL="nats://a:***@n1:4222,http://b:***@n2": must be a nats:// (or tls://) URL, or a comma-separated list of them']);
     expect(problemsOf({ AUDIT_HMAC_KEY: 'hunter2' })).toEqual(['AUDIT_HMAC_KEY=(7 characters, not shown): must be at least 32 characters (e.g. the output of `openssl rand -base64 32`)']);
     const signing = problemsOf({ AUDIT_SIGNING_KEY: 'bm90IGEga2V5' });
     expect(signing).toEqual([expect.stringMatching(/^AUDIT_SIGNING_KEY=\(12 characters, not shown\): must be an Ed25519 private key/)]);

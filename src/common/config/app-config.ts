@@ -146,9 +146,14 @@ export function shownValue(raw: string): string {
   return JSON.stringify(raw);
 }
 
-/** A URL as a problem line shows it: its password (`user:***@`) hidden. */
+/** A URL (or a comma-separated list of them) as a problem line shows it: each password (`user:***@`) hidden. */
 export function shownUrl(raw: string): string {
-  return shownValue(raw.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/@:\s]*):[^@/\s]*@/i, '$1:***@'));
+  return shownValue(
+    raw
+      .split(',')
+      .map((u) => u.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/[^/@:\s]*):[^@/\s]*@/i, '$1:***@'))
+      .join(','),
+  );
 }
 
 /** A secret as a problem line shows it: never the text, only its length. */
