@@ -1,44 +1,21 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ChildResult, ROOT, runNode } from '../helpers/child-process';
 import { createSession, isTerminal, script, startRun, userInput, waitForRun } from '../helpers/runs';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
 
-const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'clients', 'cli', 'agent-cli.js');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type CliResult = ChildResult;
 
 /** Runs the built CLI as a child process; `stdin` is written and then closed. */
 function runCli(args: string[], opts: { url: string; key?: string; stdin?: string; timeoutMs?: number }): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, AGENT_API_URL: opts.url, AGENT_API_KEY: opts.key ?? KEYS.adminA, NO_COLOR: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`CLI timed out: ${args.join(' ')}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, opts.timeoutMs ?? 25_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(opts.stdin ?? '');
-  });
+  const env = { PATH: process.env.PATH, AGENT_API_URL: opts.url, AGENT_API_KEY: opts.key ?? KEYS.adminA, NO_COLOR: '1' };
+  return runNode([CLI, ...args], { env, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 25_000 });
 }
 
 /**

@@ -1,40 +1,16 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ChildResult, ROOT, runNode } from '../helpers/child-process';
 import { createFreshDatabase } from '../helpers/fresh-database';
 
-const ROOT = join(__dirname, '..', '..');
 const MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
-interface Exit {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `node <args>` (the real entry, built) with only `env` and PATH/HOME, until it exits (30 s at most). */
-function run(args: string[], env: Record<string, string>): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`still running after 30 s; stderr: ${stderr}`));
-    }, 30_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(args: string[], env: Record<string, string>): Promise<ChildResult> {
+  return runNode(args, { env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env } });
 }
 
 /** The lines of a stream's text (a trailing newline ends the last one). */
