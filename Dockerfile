@@ -1,4 +1,4 @@
-# Agent API: multi-stage build on Node 22 (LTS; the service supports Node 20.19+, 22 and 24).
+# Agent API: multi-stage build on Node 22 (LTS; the service needs Node 22.12+ and is tested on 22 and 24).
 # test/e2e/docker-image.e2e-spec.ts replays this file without a Docker engine (test/helpers/docker-layout.ts)
 # and serves /console and /docs from the result: a RUN step it does not know fails that test.
 FROM node:22-slim AS build

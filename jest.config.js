@@ -13,7 +13,7 @@ const swc = [
     swcrc: false,
   },
 ];
-// NestJS 12 and several of its dependencies ship ESM only. Node >= 20.19 loads those with
+// NestJS 12 and several of its dependencies ship ESM only. Node (>= 22.12) loads those with
 // require(esm) at run time, but Jest's module loader does not: every package that declares
 // "type": "module" is therefore compiled to CommonJS by swc (found by scanning node_modules once).
 const fs = require('node:fs');
@@ -54,6 +54,8 @@ const common = {
   testEnvironment: 'node',
   // The build copies clients/ts/package.json into dist/: not a second module for Jest's map.
   modulePathIgnorePatterns: ['<rootDir>/dist/'],
+  // TEST_OPEN_HANDLES=1: each test file reports the timers and sockets it left running (test/helpers/open-handles-setup.ts).
+  ...(process.env.TEST_OPEN_HANDLES === '1' ? { setupFilesAfterEnv: ['<rootDir>/test/helpers/open-handles-setup.ts'] } : {}),
 };
 module.exports = {
   // Hooks start real apps (PGlite, migrations): 60 s leaves room on a loaded 2-core machine; a hang still fails.

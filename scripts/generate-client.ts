@@ -42,7 +42,7 @@ export async function fetchOpenApiDocument(): Promise<Record<string, unknown>> {
 }
 
 export async function renderClientFiles(doc: Record<string, unknown>): Promise<Record<keyof typeof FILES, string>> {
-  // openapi-typescript ships ESM only; Node >= 20.19 loads it through a dynamic import.
+  // openapi-typescript ships ESM only; Node loads it through a dynamic import.
   const { default: openapiTS, astToString } = (await import('openapi-typescript')) as typeof import('openapi-typescript');
   const ast = await openapiTS(doc as never, { alphabetize: true, exportType: false, defaultNonNullable: false });
   return {

@@ -1,8 +1,11 @@
+// First: refuses a Node.js older than 22.12 with one line, before anything else loads.
+import './node-version';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createApp, listen } from './app.factory';
-import { ConfigError, loadConfig } from './common/config/app-config';
+import { AppConfig, ConfigError, loadConfig } from './common/config/app-config';
+import { startupFailureLine } from './startup-failure';
 
 /** CONTRACT section 12: after SIGTERM the process is gone within 10 s, whatever happens. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
@@ -49,23 +52,29 @@ function handleSignals(app: NestFastifyApplication): void {
   process.on('SIGINT', onSignal);
 }
 
+/** Writes why the service cannot start: one line (the stack too with LOG_LEVEL=debug or trace), then exits 1. */
+function fail(line: string, err?: unknown): never {
+  process.stderr.write(`${line}\n`);
+  if (err instanceof Error && err.stack && /^(debug|trace)$/i.test(process.env.LOG_LEVEL ?? '')) process.stderr.write(`${err.stack}\n`);
+  process.exit(1);
+}
+
 async function main(): Promise<void> {
-  let config;
+  let config: AppConfig;
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
-    throw err;
+    // One line per problem, each naming the variable, its value and what is allowed.
+    if (err instanceof ConfigError) fail(err.message);
+    fail(startupFailureLine(err, null), err);
   }
-  const app = await createApp(config);
-  handleSignals(app);
-  await listen(app, config);
+  try {
+    const app = await createApp(config);
+    handleSignals(app);
+    await listen(app, config);
+  } catch (err) {
+    fail(startupFailureLine(err, config), err);
+  }
 }
 
-main().catch((err) => {
-  process.stderr.write(`fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+main().catch((err) => fail(startupFailureLine(err, null), err));

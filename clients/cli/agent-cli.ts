@@ -31,7 +31,8 @@ Usage:
   agent-api agents create --file agent.json       a new API agent, version 1 (admin; '-' reads stdin)
   agent-api agents create <agent> --file v.json   the next version of an API agent (admin)
   agent-api audit [--run id] [--session id] [--action a] [--actor subject] [--limit n] [--after id]
-  agent-api audit --verify                        check the audit hash chain (admin)
+  agent-api audit check-chain                     check the server's audit hash chain (admin)
+                                                  (was \`audit --verify\`: still accepted, deprecated)
   agent-api audit verify --file export.ndjson --public-key key.pem
                                                   check an export offline (no server): every hash,
                                                   link and checkpoint signature; names the first bad
@@ -66,7 +67,8 @@ Options:
   --key <key>      API key       (env AGENT_API_KEY, default dev-key-0001)
   --json           print raw JSON instead of text
   --yes            chat: approve every approval request without asking
-  --enqueue        chat: queue behind an active run instead of failing with session_busy
+  --enqueue        chat: when the session has an active run, queue a new run behind it instead of
+                   steering the active one (what a busy session does by default)
   --steer          chat: lines read from piped stdin steer the run too (at a terminal, typing
                    while the run streams always steers it; a waiting approval prompt takes its answer)
   -h, --help       this help
@@ -347,7 +349,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
         }
         return v.ok ? 0 : 1;
       }
-      if (values.verify) {
+      if (sub === 'check-chain' || values.verify) {
+        if (sub !== 'check-chain') io.err.write(c.yellow('audit --verify is deprecated: use `agent-api audit check-chain` (`audit verify --file` checks an export offline)\n'));
         const v = await client.verifyAudit();
         if (values.json) return json(v), v.ok ? 0 : 1;
         if (v.ok) print(`${c.green('✓ chain verified')}: ${v.checked} records intact\n`);

@@ -1,3 +1,5 @@
+// First: refuses a Node.js older than 22.12 with one line, before anything else loads.
+import '../node-version';
 import 'reflect-metadata';
 import { DataSource } from 'typeorm';
 import { ConfigError, loadConfig } from '../common/config/app-config';

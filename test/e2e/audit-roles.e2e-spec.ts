@@ -218,11 +218,11 @@ describe('audit: database roles and the chain key', () => {
         const res = await start({ NODE_ENV: 'production', DATABASE_URL: 'postgres://agent@127.0.0.1:9/agent_api', DATA_DIR: dataDir });
         expect(res.code).toBe(1);
         expect(res.stderr).toContain('invalid configuration');
-        expect(res.stderr).toContain('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)');
+        expect(res.stderr).toContain('AUDIT_HMAC_KEY=(unset): is required in production (NODE_ENV=production with DATABASE_URL)');
         expect(existsSync(join(dataDir, AUDIT_HMAC_KEY_FILE))).toBe(false);
         const short = await start({ NODE_ENV: 'production', DATABASE_URL: 'postgres://agent@127.0.0.1:9/agent_api', DATA_DIR: dataDir, AUDIT_HMAC_KEY: 'too-short' });
         expect(short.code).toBe(1);
-        expect(short.stderr).toContain('AUDIT_HMAC_KEY must be at least 32 characters');
+        expect(short.stderr).toContain('AUDIT_HMAC_KEY=(9 characters, not shown): must be at least 32 characters');
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }

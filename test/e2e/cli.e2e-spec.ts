@@ -1,44 +1,21 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ChildResult, ROOT, runNode } from '../helpers/child-process';
 import { createSession, isTerminal, script, startRun, userInput, waitForRun } from '../helpers/runs';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 import { WebhookReceiver } from '../helpers/webhook-receiver';
 
-const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'dist', 'clients', 'cli', 'agent-cli.js');
-
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+type CliResult = ChildResult;
 
 /** Runs the built CLI as a child process; `stdin` is written and then closed. */
 function runCli(args: string[], opts: { url: string; key?: string; stdin?: string; timeoutMs?: number }): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, AGENT_API_URL: opts.url, AGENT_API_KEY: opts.key ?? KEYS.adminA, NO_COLOR: '1' },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`CLI timed out: ${args.join(' ')}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
-    }, opts.timeoutMs ?? 25_000);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(opts.stdin ?? '');
-  });
+  const env = { PATH: process.env.PATH, AGENT_API_URL: opts.url, AGENT_API_KEY: opts.key ?? KEYS.adminA, NO_COLOR: '1' };
+  return runNode([CLI, ...args], { env, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 25_000 });
 }
 
 /**
@@ -107,6 +84,12 @@ describe('agent-api CLI (child process against a test app)', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('agent-api chat <session> "text"');
     expect(help.stdout).toContain('AGENT_API_URL');
+    // Busy sessions steer by default: --enqueue is the way to queue instead, nothing fails with session_busy.
+    expect(help.stdout).not.toContain('session_busy');
+    expect(help.stdout).toMatch(/--enqueue +chat: when the session has an active run, queue a new run behind it instead of\s+steering the active one/);
+    // Two different checks, two different names: the server's chain, an export file offline.
+    expect(help.stdout).toContain('agent-api audit check-chain');
+    expect(help.stdout).toContain('agent-api audit verify --file export.ndjson');
     const bad = await runCli(['frobnicate'], { url: t.url });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('unknown command "frobnicate"');
@@ -305,9 +288,15 @@ describe('agent-api CLI (child process against a test app)', () => {
     const records = JSON.parse(byAction.stdout).data as Array<{ action: string }>;
     expect(records.length).toBeGreaterThan(0);
     expect(records.every((x) => x.action === 'POST /v1/sessions')).toBe(true);
-    const verify = await runCli(['audit', '--verify'], { url: t.url });
+    const verify = await runCli(['audit', 'check-chain'], { url: t.url });
     expect(verify.code).toBe(0);
     expect(verify.stdout).toMatch(/✓ chain verified: \d+ records intact/);
+    expect(verify.stderr).toBe('');
+    // The old spelling still checks the chain, with one deprecation line.
+    const old = await runCli(['audit', '--verify'], { url: t.url });
+    expect(old.code).toBe(0);
+    expect(old.stdout).toMatch(/✓ chain verified: \d+ records intact/);
+    expect(old.stderr.trim().split('\n')).toEqual([expect.stringContaining('audit --verify is deprecated: use `agent-api audit check-chain`')]);
     const member = await runCli(['audit'], { url: t.url, key: KEYS.memberA1 });
     expect(member.code).toBe(1);
     expect(member.stderr).toContain('forbidden');

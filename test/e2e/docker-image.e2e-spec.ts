@@ -114,7 +114,7 @@ describe('the Docker image (file layout replayed from the Dockerfile)', () => {
     const code = await Promise.race([p.exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 20_000))]);
     if (code === 'timeout') p.child.kill('SIGKILL');
     expect(code).toBe(1);
-    expect(p.output()).toMatch(/HOST=0\.0\.0\.0 would serve the well-known development key .*set API_KEYS/);
+    expect(p.output()).toMatch(/HOST="0\.0\.0\.0": would serve the well-known development key .*set API_KEYS/);
   });
 
   it('serves /console, /docs and the API with API_KEYS set, starts quietly, and logs runs and error codes', async () => {

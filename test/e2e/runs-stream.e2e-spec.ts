@@ -97,7 +97,13 @@ describe('streams of a deleted session', () => {
     expect(runStream.status).toBe(200);
     await runStream.next(10000); // run.started: the stream is live
     expect((await t.call(key, 'DELETE', `/v1/sessions/${sid}`)).status).toBe(204);
-    const ended = (s: { ended: Promise<void> }) => Promise.race([s.ended.then(() => true), new Promise((res) => setTimeout(() => res(false), 8000))]);
+    // Within 8 s; the bound's timer is cleared after (a pending one kept Jest from exiting for 8 s).
+    const ended = async (s: { ended: Promise<void> }) => {
+      let bound: NodeJS.Timeout | undefined;
+      const result = await Promise.race([s.ended.then(() => true), new Promise((res) => (bound = setTimeout(() => res(false), 8000)))]);
+      clearTimeout(bound);
+      return result;
+    };
     await expect(ended(runStream)).resolves.toBe(true);
     await expect(ended(sessionStream)).resolves.toBe(true);
     expect((await t.call(key, 'GET', `/v1/runs/${r.body.run_id}`)).status).toBe(404);

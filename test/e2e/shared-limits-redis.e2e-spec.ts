@@ -3,11 +3,12 @@ import Redis from 'ioredis';
 import { SharedRedis } from '../../src/common/redis/shared-redis';
 import { SseStreamsService } from '../../src/modules/events/api/sse-streams.service';
 import { createSession } from '../helpers/runs';
+import { requireRedis } from '../helpers/requirements';
 import { openSse, SseStream } from '../helpers/sse-client';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
-/** The Redis every machine of this project runs (.ci/run starts it when it is down). */
-const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+/** The Redis every machine of this project runs (.ci/run starts it when it is down): without it the suite fails at once, saying what to start. */
+const REDIS_URL = requireRedis();
 const auth = (key: string) => ({ authorization: `Bearer ${key}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -5,6 +5,7 @@ import { EventStore } from '../../src/modules/events/domain/run-event';
 import { NatsNotifier } from '../../src/modules/events/infrastructure/nats-notifier';
 import { createSession, deltas, insertRun, NO_WORKER } from '../helpers/event-fixtures';
 import { NatsServer, startNatsServer } from '../helpers/nats-server';
+import { requireNatsServerBinary } from '../helpers/requirements';
 import { KEYS, startTestApp, TestApp } from '../helpers/test-app';
 
 async function waitFor<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
@@ -24,6 +25,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * "another node".
  */
 describe('NatsNotifier (real nats-server)', () => {
+  requireNatsServerBinary();
   let nats: NatsServer;
   let t: TestApp;
   let other: NatsNotifier;

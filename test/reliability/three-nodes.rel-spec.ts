@@ -1,4 +1,5 @@
 import { NatsServer, startNatsServer } from '../helpers/nats-server';
+import { requireNatsServerBinary } from '../helpers/requirements';
 import { allEvents, createSession, Figures, freshDatabase, KEY, NodeProcess, requirePostgres, script, sleep, SseReader, startNode, startRun, tempDir } from './rel-helpers';
 
 const RUNS = 300;
@@ -21,6 +22,7 @@ describe.each([
   ['nats', true],
   ['listen/notify', false],
 ])('three nodes, notifications over %s', (variant, withNats) => {
+  if (withNats) requireNatsServerBinary();
   const dirs = [tempDir(), tempDir(), tempDir()];
   let db: Awaited<ReturnType<typeof freshDatabase>> = null;
   let nats: NatsServer | null = null;

@@ -121,7 +121,7 @@ describe('loadConfig', () => {
     it.each(['0.0.0.0', '::', '192.168.1.10', 'example.org'])('refuses HOST=%s without API_KEYS (the development key would be public)', (host) => {
       const problems = problemsOf({ HOST: host });
       expect(problems).toHaveLength(1);
-      expect(problems[0]).toMatch(new RegExp(`HOST=${host.replace(/\./g, '\\.')} would serve the well-known development key .*set API_KEYS`));
+      expect(problems[0]).toMatch(new RegExp(`^HOST="${host.replace(/\./g, '\\.')}": would serve the well-known development key .*set API_KEYS`));
     });
   });
 
@@ -147,8 +147,8 @@ describe('loadConfig', () => {
       ['a short key', 'short:tenant_a:user_1:member', /\[A-Za-z0-9_-\]\{8,\}/],
       ['a key with bad characters', 'key+aaaa+1111:tenant_a:user_1:member', /\[A-Za-z0-9_-\]\{8,\}/],
       ['an unknown role', 'key-aaaa-1111:tenant_a:user_1:owner', /role must be member or admin/],
-      ['a bad tenant id', 'key-aaaa-1111:tenant a:user_1:member', /tenant and subject/],
-      ['a duplicate key', 'key-aaaa-1111:t:u:member,key-aaaa-1111:t:v:admin', /twice/],
+      ['a bad tenant id', 'key-aaaa-1111:tenant a:user_1:member', /^API_KEYS=\(entry 1 of 1, "\*\*\*:tenant a:user_1:member"\): tenant_id and subject_id/],
+      ['a duplicate key', 'key-aaaa-1111:t:u:member,key-aaaa-1111:t:v:admin', /^API_KEYS=\(entry 2 of 2, .*listed in an earlier entry/],
     ])('rejects %s', (_, raw, message) => {
       const problems = problemsOf({ API_KEYS: raw });
       expect(problems.some((p) => message.test(p))).toBe(true);
@@ -157,6 +157,7 @@ describe('loadConfig', () => {
     it('never echoes a raw key in a problem message', () => {
       const problems = problemsOf({ API_KEYS: 'secret-key-123:tenant a:user_1:member' });
       expect(problems.join('\n')).not.toContain('secret-key-123');
+      expect(problemsOf({ API_KEYS: 'secret-key-456:t:u' }).join('\n')).not.toContain('secret-key-456');
     });
   });
 
@@ -181,7 +182,28 @@ describe('loadConfig', () => {
     for (const name of ['PORT', 'DATABASE_URL', 'LOG_LEVEL', 'DOCS_ENABLED', 'BODY_MAX_BYTES', 'OPENAI_BASE_URL', 'API_KEYS']) {
       expect(ce.message).toContain(name);
     }
-    expect(ce.message).toMatch(/^invalid configuration:\n  - /);
+    // One line per problem, each naming the variable, the value and what is allowed.
+    expect(ce.message.split('\n')).toEqual(ce.problems.map((p) => `invalid configuration: ${p}`));
+    expect(ce.problems).toEqual([
+      'PORT="eighty": must be a whole number from 0 to 65535',
+      'DATABASE_URL="mysql://x": must be a postgres:// or postgresql:// URL (unset: the embedded database in DATA_DIR)',
+      'LOG_LEVEL="loud": must be one of fatal, error, warn, info, debug, trace',
+      'API_KEYS=(entry 1 of 1, 3 parts): each comma-separated entry must be key:tenant_id:subject_id:role',
+      'DOCS_ENABLED="maybe": must be true or false (or 1/0, yes/no, on/off)',
+      'BODY_MAX_BYTES="10": must be a whole number from 1024 to 104857600',
+      'OPENAI_BASE_URL="ftp://x": must be an http:// or https:// URL',
+    ]);
+  });
+
+  it('shows a URL without its password and a secret by its length only', () => {
+    expect(problemsOf({ DATABASE_URL: 'mysql://app:hunter2@db/app' })).toEqual([expect.stringMatching(/^DATABASE_URL="mysql:\/\/app:\*\*\*@db\/app": /)]);
+    expect(problemsOf({ REDIS_URL: 'http://:pw-9@r:6379' })).toEqual([expect.stringMatching(/^REDIS_URL="http:\/\/:\*\*\*@r:6379": must be a redis/)]);
+    expect(problemsOf({ NATS_URL: 'nats://a:pw-1@n1:4222,http://b:pw-2@n2' })).toEqual(['NATS_URL="nats://a:***@n1:4222,http://b:***@n2": must be a nats:// (or tls://) URL, or a comma-separated list of them']);
+    expect(problemsOf({ AUDIT_HMAC_KEY: 'hunter2' })).toEqual(['AUDIT_HMAC_KEY=(7 characters, not shown): must be at least 32 characters (e.g. the output of `openssl rand -base64 32`)']);
+    const signing = problemsOf({ AUDIT_SIGNING_KEY: 'bm90IGEga2V5' });
+    expect(signing).toEqual([expect.stringMatching(/^AUDIT_SIGNING_KEY=\(12 characters, not shown\): must be an Ed25519 private key/)]);
+    expect(signing[0]).not.toContain('bm90IGEga2V5');
+    expect(signing[0]).not.toMatch(/[\r\n]/);
   });
 
   it.each([
@@ -209,12 +231,12 @@ describe('loadConfig', () => {
     expect(loadConfig({}).outboundUrlAllowlist).toEqual(['http://127.0.0.1:*', 'http://localhost:*']);
     expect(loadConfig({ API_KEYS: 'key-00000001:t:s:admin' }).outboundUrlAllowlist).toEqual([]);
     expect(loadConfig({ API_KEYS: 'key-00000001:t:s:admin', OUTBOUND_URL_ALLOWLIST: 'http://127.0.0.1:*' }).outboundUrlAllowlist).toEqual(['http://127.0.0.1:*']);
-    expect(problemsOf({ OUTBOUND_URL_ALLOWLIST: 'http://x.example/a%5c' })).toEqual([expect.stringMatching(/^OUTBOUND_URL_ALLOWLIST: .*encoded/)]);
+    expect(problemsOf({ OUTBOUND_URL_ALLOWLIST: 'http://x.example/a%5c' })).toEqual([expect.stringMatching(/^OUTBOUND_URL_ALLOWLIST=\(entry "http:\/\/x.example\/a%5c"\): must not contain an encoded/)]);
     expect(loadConfig({ OUTBOUND_URL_ALLOWLIST: ' https://tools.example.com/v1 , http://10.0.0.5:8080' }).outboundUrlAllowlist).toEqual([
       'https://tools.example.com/v1',
       'http://10.0.0.5:8080',
     ]);
-    expect(() => loadConfig({ OUTBOUND_URL_ALLOWLIST: 'http://ok.example,file:///etc' })).toThrow(/OUTBOUND_URL_ALLOWLIST: "file:\/\/\/etc" is not an http/);
+    expect(() => loadConfig({ OUTBOUND_URL_ALLOWLIST: 'http://ok.example,file:///etc' })).toThrow(/OUTBOUND_URL_ALLOWLIST=\(entry "file:\/\/\/etc"\): is not an http/);
   });
 
   describe('database roles and the audit key', () => {
@@ -231,21 +253,21 @@ describe('loadConfig', () => {
     it('requires AUDIT_HMAC_KEY in production with DATABASE_URL, saying why and how to make one', () => {
       const problems = problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG });
       expect(problems).toEqual([
-        expect.stringContaining('AUDIT_HMAC_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
-        expect.stringContaining('AUDIT_SIGNING_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
-        expect.stringContaining('WEBHOOK_SECRET_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
-        expect.stringContaining('SECRETS_KEY is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('AUDIT_HMAC_KEY=(unset): is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('AUDIT_SIGNING_KEY=(unset): is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('WEBHOOK_SECRET_KEY=(unset): is required in production (NODE_ENV=production with DATABASE_URL)'),
+        expect.stringContaining('SECRETS_KEY=(unset): is required in production (NODE_ENV=production with DATABASE_URL)'),
       ]);
       expect(problems[1]).toContain('openssl genpkey -algorithm ed25519');
       expect(problems[2]).toContain('openssl rand -base64 32');
       expect(problems[3]).toContain("it encrypts the tenants' secrets");
       expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), AUDIT_SIGNING_KEY: SIGNING, WEBHOOK_SECRET_KEY: 'short', SECRETS_KEY: 's'.repeat(32) })).toEqual([
-        expect.stringContaining('WEBHOOK_SECRET_KEY must be at least 32 characters'),
+        expect.stringContaining('WEBHOOK_SECRET_KEY=(5 characters, not shown): must be at least 32 characters'),
       ]);
       // Not an Ed25519 private key: refused with the reason.
-      expect(problemsOf({ AUDIT_SIGNING_KEY: 'bm90IGEga2V5' })).toEqual([expect.stringContaining('AUDIT_SIGNING_KEY must be an Ed25519 private key')]);
+      expect(problemsOf({ AUDIT_SIGNING_KEY: 'bm90IGEga2V5' })).toEqual([expect.stringContaining('): must be an Ed25519 private key')]);
       expect(problemsOf({ NODE_ENV: 'production', DATABASE_URL: PG, AUDIT_HMAC_KEY: 'k'.repeat(32), AUDIT_SIGNING_KEY: SIGNING, WEBHOOK_SECRET_KEY: 'w'.repeat(32), SECRETS_KEY: 's'.repeat(31) })).toEqual([
-        expect.stringContaining('SECRETS_KEY must be at least 32 characters'),
+        expect.stringContaining('SECRETS_KEY=(31 characters, not shown): must be at least 32 characters'),
       ]);
       expect(problems[0]).toContain('openssl rand -base64 32');
       // The embedded database keeps its generated key (in DATA_DIR); outside production a generated one is used with a warning.
@@ -254,9 +276,9 @@ describe('loadConfig', () => {
     });
 
     it('rejects a short AUDIT_HMAC_KEY and an owner URL without DATABASE_URL or of another scheme', () => {
-      expect(problemsOf({ AUDIT_HMAC_KEY: 'k'.repeat(31) })).toEqual([expect.stringContaining('AUDIT_HMAC_KEY must be at least 32 characters')]);
-      expect(problemsOf({ DATABASE_OWNER_URL: PG })).toEqual([expect.stringContaining('DATABASE_OWNER_URL needs DATABASE_URL')]);
-      expect(problemsOf({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'mysql://x' })).toEqual([expect.stringContaining('DATABASE_OWNER_URL must be a postgres')]);
+      expect(problemsOf({ AUDIT_HMAC_KEY: 'k'.repeat(31) })).toEqual([expect.stringContaining('AUDIT_HMAC_KEY=(31 characters, not shown): must be at least 32 characters')]);
+      expect(problemsOf({ DATABASE_OWNER_URL: PG })).toEqual([expect.stringContaining('DATABASE_OWNER_URL="postgres://agent_api@db:5432/app": needs DATABASE_URL')]);
+      expect(problemsOf({ DATABASE_URL: PG, DATABASE_OWNER_URL: 'mysql://x' })).toEqual([expect.stringContaining('DATABASE_OWNER_URL="mysql://x": must be a postgres')]);
     });
   });
 

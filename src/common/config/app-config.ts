@@ -141,11 +141,36 @@ export class AppConfig {
   toolEnvSecrets!: ToolEnvSecrets;
 }
 
+/**
+ * Every problem loadConfig found, each one line that names the variable, its value (a secret's
+ * length only, a URL without its password) and what is allowed: `PORT="abc": must be a whole
+ * number from 0 to 65535`. The message is those lines, each after `invalid configuration: `.
+ */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`invalid configuration:\n  - ${problems.join('\n  - ')}`);
+    super(problems.map((p) => `invalid configuration: ${p}`).join('\n'));
     this.name = 'ConfigError';
   }
+}
+
+/** A value as a problem line shows it: quoted, on one line. */
+export function shownValue(raw: string): string {
+  return JSON.stringify(raw);
+}
+
+/** A URL (or a comma-separated list of them) as a problem line shows it: each password (`user:***@`) hidden. */
+export function shownUrl(raw: string): string {
+  return shownValue(
+    raw
+      .split(',')
+      .map((u) => u.replace(/^(\s*[a-z][a-z0-9+.-]*:\/\/[^/@:\s]*):[^@/\s]*@/i, '$1:***@'))
+      .join(','),
+  );
+}
+
+/** A secret as a problem line shows it: never the text, only its length. */
+export function shownSecret(raw: string): string {
+  return `(${raw.length} characters, not shown)`;
 }
 
 export const DEFAULT_DEV_KEY = 'dev-key-0001:tenant_dev:user_dev:admin';
@@ -164,6 +189,8 @@ export function isLoopbackHost(host: string): boolean {
 /** Reads and validates the environment; every problem is reported at once. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const problems: string[] = [];
+  /** One problem: NAME=<value as shown>: what is allowed. */
+  const bad = (name: string, shown: string, allowed: string) => problems.push(`${name}=${shown}: ${allowed}`);
   const str = (name: string, def: string): string => {
     const v = env[name];
     return v === undefined || v === '' ? def : v;
@@ -171,12 +198,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const int = (name: string, def: number, min: number, max: number): number => {
     const raw = env[name];
     if (raw === undefined || raw === '') return def;
+    const allowed = `must be a whole number from ${min} to ${max}`;
     if (!/^\d+$/.test(raw.trim())) {
-      problems.push(`${name} must be a whole number between ${min} and ${max}, got "${raw}"`);
+      bad(name, shownValue(raw), allowed);
       return def;
     }
     const n = Number(raw);
-    if (n < min || n > max) problems.push(`${name} must be between ${min} and ${max}, got ${n}`);
+    if (n < min || n > max) bad(name, shownValue(raw), allowed);
     return n;
   };
   const bool = (name: string, def: boolean): boolean => {
@@ -184,7 +212,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     if (raw === undefined || raw === '') return def;
     if (/^(true|1|yes|on)$/i.test(raw)) return true;
     if (/^(false|0|no|off)$/i.test(raw)) return false;
-    problems.push(`${name} must be true or false, got "${raw}"`);
+    bad(name, shownValue(raw), 'must be true or false (or 1/0, yes/no, on/off)');
     return def;
   };
 
@@ -194,12 +222,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const dbUrl = env.DATABASE_URL;
   c.databaseUrl = dbUrl && dbUrl.trim() !== '' ? dbUrl.trim() : null;
   if (c.databaseUrl && !/^postgres(ql)?:\/\//.test(c.databaseUrl)) {
-    problems.push(`DATABASE_URL must be a postgres:// or postgresql:// URL`);
+    bad('DATABASE_URL', shownUrl(c.databaseUrl), 'must be a postgres:// or postgresql:// URL (unset: the embedded database in DATA_DIR)');
   }
   const ownerUrl = env.DATABASE_OWNER_URL?.trim() || null;
   c.databaseOwnerUrl = ownerUrl;
-  if (ownerUrl && !/^postgres(ql)?:\/\//.test(ownerUrl)) problems.push(`DATABASE_OWNER_URL must be a postgres:// or postgresql:// URL`);
-  if (ownerUrl && !c.databaseUrl) problems.push(`DATABASE_OWNER_URL needs DATABASE_URL (the embedded database has one role)`);
+  if (ownerUrl && !/^postgres(ql)?:\/\//.test(ownerUrl)) bad('DATABASE_OWNER_URL', shownUrl(ownerUrl), 'must be a postgres:// or postgresql:// URL');
+  if (ownerUrl && !c.databaseUrl) bad('DATABASE_OWNER_URL', shownUrl(ownerUrl), 'needs DATABASE_URL (the embedded database has one role): set DATABASE_URL too, or unset DATABASE_OWNER_URL');
   c.dataDir = resolve(str('DATA_DIR', './data'));
   c.production = env.NODE_ENV === 'production';
   /** A secret key from the environment (null when unset): long enough, and required in production with DATABASE_URL (`why` says what it protects). */
@@ -207,11 +235,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     const raw = env[name];
     const key = raw && raw.trim() !== '' ? raw.trim() : null;
     if (key !== null && key.length < AUDIT_HMAC_KEY_MIN_LENGTH) {
-      problems.push(`${name} must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
+      bad(name, shownSecret(key), `must be at least ${AUDIT_HMAC_KEY_MIN_LENGTH} characters (e.g. the output of \`openssl rand -base64 32\`)`);
     }
     if (key === null && c.production && c.databaseUrl) {
-      problems.push(
-        `${name} is required in production (NODE_ENV=production with DATABASE_URL): ${why}. ` +
+      bad(
+        name,
+        '(unset)',
+        `is required in production (NODE_ENV=production with DATABASE_URL): ${why}. ` +
           'Set it to a secret of at least 32 characters (`openssl rand -base64 32`), the same on every node',
       );
     }
@@ -227,11 +257,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     try {
       parseSigningKey(signingRaw);
     } catch (err) {
-      problems.push(`AUDIT_SIGNING_KEY must be an Ed25519 private key, PEM (PKCS#8) or base64 of its PKCS#8 DER (\`openssl genpkey -algorithm ed25519\`): ${(err as Error).message}`);
+      bad(
+        'AUDIT_SIGNING_KEY',
+        shownSecret(signingRaw),
+        `must be an Ed25519 private key, PEM (PKCS#8) or base64 of its PKCS#8 DER (\`openssl genpkey -algorithm ed25519\`): ${(err as Error).message}`,
+      );
     }
   } else if (c.production && c.databaseUrl) {
-    problems.push(
-      'AUDIT_SIGNING_KEY is required in production (NODE_ENV=production with DATABASE_URL): it signs the audit checkpoints that auditors verify, ' +
+    bad(
+      'AUDIT_SIGNING_KEY',
+      '(unset)',
+      'is required in production (NODE_ENV=production with DATABASE_URL): it signs the audit checkpoints that auditors verify, ' +
         'and every node must sign with the same key. Set it to an Ed25519 private key (`openssl genpkey -algorithm ed25519`)',
     );
   }
@@ -258,24 +294,28 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.sessionTtlSweepMs = int('SESSION_TTL_SWEEP_MS', 10_000, 20, 3_600_000);
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'];
   const level = str('LOG_LEVEL', 'info').toLowerCase();
-  if (!levels.includes(level as LogLevel)) problems.push(`LOG_LEVEL must be one of ${levels.join(', ')}, got "${level}"`);
+  if (!levels.includes(level as LogLevel)) bad('LOG_LEVEL', shownValue(str('LOG_LEVEL', 'info')), `must be one of ${levels.join(', ')}`);
   c.logLevel = (levels.includes(level as LogLevel) ? level : 'info') as LogLevel;
 
   const rawKeys = env.API_KEYS && env.API_KEYS.trim() !== '' ? env.API_KEYS : null;
   c.apiKeysFromDefault = rawKeys === null;
   c.apiKeys = [];
   const seen = new Set<string>();
-  for (const entry of (rawKeys ?? DEFAULT_DEV_KEY).split(',').map((s) => s.trim()).filter(Boolean)) {
+  // A key is a secret: an entry is named by its number and its other parts, never by its key.
+  const entries = (rawKeys ?? DEFAULT_DEV_KEY).split(',').map((s) => s.trim()).filter(Boolean);
+  for (const [i, entry] of entries.entries()) {
     const parts = entry.split(':');
+    const which = `(entry ${i + 1} of ${entries.length}`;
     if (parts.length !== 4) {
-      problems.push(`API_KEYS entries must be key:tenant_id:subject_id:role (entry ${c.apiKeys.length + 1} has ${parts.length} parts)`);
+      bad('API_KEYS', `${which}, ${parts.length} parts)`, 'each comma-separated entry must be key:tenant_id:subject_id:role');
       continue;
     }
     const [key, tenantId, subjectId, role] = parts;
-    if (!KEY_RE.test(key)) problems.push(`API_KEYS: keys must match [A-Za-z0-9_-]{8,} (entry for ${tenantId}:${subjectId})`);
-    if (!NAME_RE.test(tenantId) || !NAME_RE.test(subjectId)) problems.push(`API_KEYS: tenant and subject ids must match [A-Za-z0-9_.-]{1,64}`);
-    if (role !== 'member' && role !== 'admin') problems.push(`API_KEYS: role must be member or admin, got "${role}"`);
-    if (seen.has(key)) problems.push(`API_KEYS: a key is listed twice`);
+    const entryShown = `${which}, ${shownValue(`***:${tenantId}:${subjectId}:${role}`)})`;
+    if (!KEY_RE.test(key)) bad('API_KEYS', entryShown, `the key (${key.length} characters, not shown) must match [A-Za-z0-9_-]{8,}`);
+    if (!NAME_RE.test(tenantId) || !NAME_RE.test(subjectId)) bad('API_KEYS', entryShown, 'tenant_id and subject_id must match [A-Za-z0-9_.-]{1,64}');
+    if (role !== 'member' && role !== 'admin') bad('API_KEYS', entryShown, `the role must be member or admin, got ${shownValue(role)}`);
+    if (seen.has(key)) bad('API_KEYS', entryShown, 'its key is listed in an earlier entry too: each key once');
     seen.add(key);
     c.apiKeys.push({ key, tenantId, subjectId, role: role as Role });
   }
@@ -285,9 +325,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   // closed: a container or VM would otherwise serve an admin key everyone knows).
   c.host = explicitHost ?? (c.apiKeysFromDefault ? '127.0.0.1' : '0.0.0.0');
   if (explicitHost !== null && c.apiKeysFromDefault && !isLoopbackHost(explicitHost)) {
-    problems.push(
-      `HOST=${explicitHost} would serve the well-known development key (${DEFAULT_DEV_KEY.split(':')[0]}, admin) beyond this machine: ` +
-        `set API_KEYS, or unset HOST to listen on 127.0.0.1 only`,
+    bad(
+      'HOST',
+      shownValue(explicitHost),
+      `would serve the well-known development key (${DEFAULT_DEV_KEY.split(':')[0]}, admin) beyond this machine: ` +
+        `set API_KEYS, or unset HOST (or use a loopback address) to listen on 127.0.0.1 only`,
     );
   }
 
@@ -298,18 +340,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.rateLimitUnauthenticatedPerMinute = int('RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE', Math.min(60, c.rateLimitPerMinute), 1, 10_000_000);
   const redisUrl = env.REDIS_URL?.trim();
   c.redisUrl = redisUrl ? redisUrl : null;
-  if (c.redisUrl && !/^rediss?:\/\/[^\s]+$/.test(c.redisUrl)) problems.push('REDIS_URL must be a redis:// or rediss:// URL');
+  if (c.redisUrl && !/^rediss?:\/\/[^\s]+$/.test(c.redisUrl)) bad('REDIS_URL', shownUrl(c.redisUrl), 'must be a redis:// or rediss:// URL (unset: limits are counted per node)');
   c.redisKeyPrefix = str('REDIS_KEY_PREFIX', 'agent-api:');
-  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(c.redisKeyPrefix)) problems.push(`REDIS_KEY_PREFIX must match [A-Za-z0-9_.:-]{1,64}, got "${c.redisKeyPrefix}"`);
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(c.redisKeyPrefix)) bad('REDIS_KEY_PREFIX', shownValue(c.redisKeyPrefix), 'must match [A-Za-z0-9_.:-]{1,64}');
   c.redisNodeTtlMs = int('REDIS_NODE_TTL_MS', 15_000, 300, 600_000);
   const natsUrl = env.NATS_URL?.trim();
   c.natsUrl = natsUrl ? natsUrl : null;
   if (c.natsUrl && !c.natsUrl.split(',').every((u) => /^(nats|tls):\/\/[^\s,]+$/.test(u.trim()))) {
-    problems.push('NATS_URL must be a nats:// (or tls://) URL, or a comma-separated list of them');
+    bad('NATS_URL', shownUrl(c.natsUrl), 'must be a nats:// (or tls://) URL, or a comma-separated list of them');
   }
   c.natsSubject = str('NATS_SUBJECT', 'agent_api.run_events');
   if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(c.natsSubject) || c.natsSubject.length > 128) {
-    problems.push(`NATS_SUBJECT must be dot-separated tokens of [A-Za-z0-9_-] (no wildcards), got "${c.natsSubject}"`);
+    bad('NATS_SUBJECT', shownValue(c.natsSubject), 'must be dot-separated tokens of [A-Za-z0-9_-] (no wildcards), at most 128 characters');
   }
   c.natsDegradedPollMs = int('NATS_DEGRADED_POLL_MS', 500, 50, 60_000);
   c.natsSafetyPollMs = int('NATS_SAFETY_POLL_MS', 5_000, 100, 600_000);
@@ -327,7 +369,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   c.attachmentMaxBytes = int('ATTACHMENT_MAX_BYTES', 10 * 1024 * 1024, 1, 1024 * 1024 * 1024);
   c.attachmentTtlHours = int('ATTACHMENT_TTL_HOURS', 168, 1, 24 * 3650);
   c.openaiBaseUrl = env.OPENAI_BASE_URL?.trim() || null;
-  if (c.openaiBaseUrl && !/^https?:\/\//.test(c.openaiBaseUrl)) problems.push('OPENAI_BASE_URL must be an http(s) URL');
+  if (c.openaiBaseUrl && !/^https?:\/\//.test(c.openaiBaseUrl)) bad('OPENAI_BASE_URL', shownUrl(c.openaiBaseUrl), 'must be an http:// or https:// URL');
   c.openaiApiKey = env.OPENAI_API_KEY?.trim() || null;
   c.openaiModel = env.OPENAI_MODEL?.trim() || null;
   c.modelsFile = env.MODELS_FILE?.trim() ? resolve(env.MODELS_FILE.trim()) : null;
@@ -350,19 +392,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     .filter(Boolean);
   for (const entry of c.outboundUrlAllowlist) {
     const problem = OutboundUrlPolicy.entryProblem(entry);
-    if (problem) problems.push(`OUTBOUND_URL_ALLOWLIST: ${problem}`);
+    if (problem) bad('OUTBOUND_URL_ALLOWLIST', `(entry ${shownUrl(entry)})`, problem.replace(/^"[^"]*" /, ''));
   }
   c.toolEnvSecrets = ToolEnvSecrets.parse(env.TOOL_ENV_SECRETS, problems);
   c.publicBaseUrl = publicBaseUrl(env.PUBLIC_BASE_URL, explicitHost, c.port, problems);
   c.publicBaseUrlSet = Boolean(env.PUBLIC_BASE_URL?.trim());
   if (c.httpHeadersTimeoutMs > c.httpRequestTimeoutMs) {
-    problems.push(`HTTP_HEADERS_TIMEOUT_MS must not be longer than HTTP_REQUEST_TIMEOUT_MS`);
+    bad('HTTP_HEADERS_TIMEOUT_MS', String(c.httpHeadersTimeoutMs), `must not be longer than HTTP_REQUEST_TIMEOUT_MS (${c.httpRequestTimeoutMs})`);
   }
   if (c.httpConnectionTimeoutMs <= c.sseKeepaliveMs) {
-    problems.push(`HTTP_CONNECTION_TIMEOUT_MS (${c.httpConnectionTimeoutMs}) must be longer than SSE_KEEPALIVE_MS (${c.sseKeepaliveMs}), or idle SSE streams would be cut`);
+    bad('HTTP_CONNECTION_TIMEOUT_MS', String(c.httpConnectionTimeoutMs), `must be longer than SSE_KEEPALIVE_MS (${c.sseKeepaliveMs}), or idle SSE streams would be cut`);
   }
 
-  if (problems.length > 0) throw new ConfigError(problems);
+  // One line each, whatever a library's error text held.
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => p.replace(/\s*[\r\n]+\s*/g, ' ')));
   return c;
 }
 

@@ -38,13 +38,13 @@ describe('TOOL_ENV_SECRETS (CONTRACT section 13)', () => {
     'refuses to start when the service configuration %s is listed, naming TOOL_ENV_SECRETS',
     (name) => {
       const problems = problemsOf({ TOOL_ENV_SECRETS: `OK_NAME,${name}` });
-      expect(problems).toEqual([expect.stringMatching(new RegExp(`^TOOL_ENV_SECRETS: ${name} is the service's own configuration`))]);
+      expect(problems).toEqual([expect.stringMatching(new RegExp(`^TOOL_ENV_SECRETS=\\(entry "${name}"\\): ${name} is the service's own configuration`))]);
       expect(problemsOf({ TOOL_ENV_SECRETS: `${name}@tenant_a` })).toHaveLength(1);
     },
   );
 
   it('refuses malformed entries', () => {
-    expect(problemsOf({ TOOL_ENV_SECRETS: 'A-B' })).toEqual(['TOOL_ENV_SECRETS: "A-B" is not NAME or NAME@tenant_id']);
+    expect(problemsOf({ TOOL_ENV_SECRETS: 'A-B' })).toEqual(['TOOL_ENV_SECRETS=(entry "A-B"): must be NAME or NAME@tenant_id (NAME an environment variable\'s name)']);
     expect(problemsOf({ TOOL_ENV_SECRETS: 'A@' })).toHaveLength(1);
     expect(problemsOf({ TOOL_ENV_SECRETS: 'A@b@c' })).toHaveLength(1);
   });

@@ -146,11 +146,11 @@ export class ToolEnvSecrets {
       const name = at < 0 ? entry : entry.slice(0, at);
       const tenant = at < 0 ? null : entry.slice(at + 1);
       if (!ENV_NAME_RE.test(name) || (tenant !== null && !TENANT_RE.test(tenant))) {
-        problems.push(`TOOL_ENV_SECRETS: "${entry}" is not NAME or NAME@tenant_id`);
+        problems.push(`TOOL_ENV_SECRETS=(entry ${JSON.stringify(entry)}): must be NAME or NAME@tenant_id (NAME an environment variable's name)`);
         continue;
       }
       if (isServiceConfigVariable(name)) {
-        problems.push(`TOOL_ENV_SECRETS: ${name} is the service's own configuration and can never be sent to a tool`);
+        problems.push(`TOOL_ENV_SECRETS=(entry ${JSON.stringify(entry)}): ${name} is the service's own configuration and can never be sent to a tool; list variables of your own`);
         continue;
       }
       if (tenant === null) everyone.add(name);

@@ -37,6 +37,14 @@ describe('PinoNestLogger', () => {
     expect(lines[2]).toMatchObject({ level: 'warn', context: 'Worker', attempt: 2 });
   });
 
+  it("leaves out Nest's error lines for errors it throws to the caller too (a provider failing at creation, listen failing)", () => {
+    const { lines, logger } = capture('info');
+    logger.error(new Error('MODELS_FILE /x.json: ENOENT'), 'ExceptionHandler');
+    logger.error('Error: listen EADDRINUSE: address already in use 127.0.0.1:3000', 'NestApplication');
+    logger.error('kept', 'Error: kept\n    at f (a.js:1:1)', 'ExceptionsHandler');
+    expect(lines.map((l) => [l.context, l.msg])).toEqual([['ExceptionsHandler', 'kept']]);
+  });
+
   it("writes Nest's and Fastify's start-up chatter at debug, so info starts quietly", () => {
     const { lines, logger, root } = capture('info');
     logger.log('AppModule dependencies initialized', 'InstanceLoader');

@@ -19,6 +19,13 @@ export const REDACTED_PATHS = [
  * (by context) and Fastify's one "Server listening at" line per interface (by message).
  */
 export const STARTUP_DEBUG_CONTEXTS = new Set(['NestFactory', 'InstanceLoader', 'RoutesResolver', 'RouterExplorer', 'NestApplication']);
+/**
+ * Contexts whose error lines only repeat an error Nest also throws to its caller (the app is
+ * built with `abortOnError: false`): `ExceptionHandler` (a provider or module failing while the
+ * app is created) and `NestApplication` (listen failing). They are not logged: main.ts prints that
+ * error once, as one line, and a test sees it as the rejection.
+ */
+export const RETHROWN_ERROR_CONTEXTS = new Set(['ExceptionHandler', 'NestApplication']);
 const FASTIFY_LISTENING = 'Server listening at ';
 const INFO = 30;
 
@@ -68,6 +75,8 @@ export class PinoNestLogger implements LoggerService {
     this.write(typeof context === 'string' && STARTUP_DEBUG_CONTEXTS.has(context) ? 'debug' : 'info', message, params);
   }
   error(message: unknown, ...params: unknown[]): void {
+    const context = params[params.length - 1];
+    if (typeof context === 'string' && RETHROWN_ERROR_CONTEXTS.has(context)) return;
     this.write('error', message, params, true);
   }
   warn(message: unknown, ...params: unknown[]): void {

@@ -41,7 +41,14 @@ export class FileAgentCatalog extends AgentCatalog {
     private readonly registry: ModelCatalog,
   ) {
     super();
-    for (const file of readdirSync(config.agentsDir).sort()) {
+    const dir = JSON.stringify(config.agentsDir);
+    let files: string[];
+    try {
+      files = readdirSync(config.agentsDir).sort();
+    } catch (err) {
+      throw new Error(`AGENTS_DIR=${dir}: must be a readable folder of agent definitions (<id>.v<version>.json): ${(err as Error).message}`);
+    }
+    for (const file of files) {
       const m = FILE_RE.exec(file);
       if (!m) continue;
       const def = parseDefinition(file, JSON.parse(readFileSync(join(config.agentsDir, file), 'utf8')));
@@ -54,8 +61,10 @@ export class FileAgentCatalog extends AgentCatalog {
     for (const list of this.versions.values()) {
       for (const d of list) for (const h of d.handoffs ?? []) if (!this.versions.has(h)) throw new Error(`agent definition ${d.id}.v${d.version}.json: handoff to "${h}", which is not a file agent`);
     }
-    if (this.versions.size === 0) throw new Error(`no agent definitions found in ${config.agentsDir}`);
-    if (!this.versions.has(config.agentDefaultId)) throw new Error(`AGENT_DEFAULT_ID "${config.agentDefaultId}" is not a configured agent`);
+    if (this.versions.size === 0) throw new Error(`AGENTS_DIR=${dir}: holds no agent definitions (<id>.v<version>.json)`);
+    if (!this.versions.has(config.agentDefaultId)) {
+      throw new Error(`AGENT_DEFAULT_ID=${JSON.stringify(config.agentDefaultId)}: must be one of the file agents: ${[...this.versions.keys()].sort().join(', ')}`);
+    }
     this.models = this.registry.list().map((m) => m.id);
     this.logger.debug(`agents: ${[...this.versions.keys()].join(', ')}; models: ${this.models.join(', ')}`);
   }

@@ -64,7 +64,11 @@ export class RunWorker implements OnApplicationBootstrap, BeforeApplicationShutd
     this.nudge();
     await this.loopDone;
     this.executor.stopAll();
-    await Promise.race([Promise.allSettled([...this.executing]), new Promise((r) => setTimeout(r, 5000))]);
+    // At most 5 s for the executions to stop; the timer is cleared after (a pending one kept a
+    // process that had closed everything alive for those 5 s: Jest's "did not exit" warning).
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...this.executing]), new Promise((r) => (bound = setTimeout(r, 5000)))]);
+    clearTimeout(bound);
     const released = await this.runs.releaseLeases(this.config.nodeId).catch(() => 0);
     if (released > 0) this.logger.log(`released ${released} run lease(s)`);
   }

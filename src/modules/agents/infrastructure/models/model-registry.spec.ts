@@ -92,7 +92,7 @@ describe('FileModelCatalog (start-up)', () => {
   });
 
   it('stops on a file that is not JSON, and lists every problem of a bad one', () => {
-    expect(() => new FileModelCatalog(loadConfig({ MODELS_FILE: file('[{') }))).toThrow(/^MODELS_FILE .*json/);
+    expect(() => new FileModelCatalog(loadConfig({ MODELS_FILE: file('[{') }))).toThrow(/^MODELS_FILE=".*json": must name a readable JSON array of models: /);
     expect(() => new FileModelCatalog(loadConfig({ MODELS_FILE: file(JSON.stringify([{ id: 'a', provider: 'x', model: 'm' }, { id: 'b' }])) }))).toThrow(
       /\[0\]\.provider must be one of.*; \[1\]\.provider must be one of.*; \[1\]\.model must be/,
     );

@@ -158,14 +158,14 @@ export class FileModelCatalog extends ModelCatalog {
       try {
         raw = JSON.parse(readFileSync(config.modelsFile, 'utf8'));
       } catch (err) {
-        throw new Error(`MODELS_FILE ${config.modelsFile}: ${(err as Error).message}`);
+        throw new Error(`MODELS_FILE=${JSON.stringify(config.modelsFile)}: must name a readable JSON array of models: ${(err as Error).message}`);
       }
       const { entries, problems } = parseModelEntries(raw, process.env);
       // A model key is the operator's: no tool header may name its variable (TOOL_ENV_SECRETS would send it to a tenant's server).
       for (const name of keyVariables(raw)) {
         if (config.toolEnvSecrets.listed(name)) problems.push(`\${env:${name}} is a model key and must not be listed in TOOL_ENV_SECRETS`);
       }
-      if (problems.length) throw new Error(`MODELS_FILE ${config.modelsFile}: ${problems.join('; ')}`);
+      if (problems.length) throw new Error(`MODELS_FILE=${JSON.stringify(config.modelsFile)}: ${problems.join('; ')}`);
       this.entries = entries;
     } else {
       this.entries = defaultModelEntries(config);
