@@ -8,6 +8,8 @@
 /** Every variable the service, its CLI or its libraries read as configuration (docs/configuration.md's table and more). */
 export const SERVICE_CONFIG_VARIABLES: ReadonlySet<string> = new Set([
   'AGENTS_DIR',
+  'AUTOMATIONS_MAX_PER_TENANT',
+  'AUTOMATIONS_MAX_PER_MEMBER',
   'AGENT_API_KEY',
   'AGENT_API_URL',
   'AGENT_DEFAULT_ID',
