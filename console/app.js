@@ -440,6 +440,7 @@ async function renderSession(id) {
                 'li',
                 { title: t.description || t.name },
                 h('span', { class: 'mono' }, t.name),
+                h('span', { class: 'mono muted tool-args', title: JSON.stringify(t.parameters || {}, null, 2) }, `(${Object.keys((t.parameters && t.parameters.properties) || {}).join(', ')})`),
                 ' ',
                 h('span', { class: 'muted small' }, [t.type, t.executor === 'client' ? 'client' : null, t.risk !== 'auto' ? t.risk : null, t.visibility === 'private' ? 'private' : null].filter(Boolean).join(' · ')),
               ),

@@ -118,7 +118,11 @@ describe('web console (/console) in Chromium', () => {
     const session = (await t.call(KEYS.adminA, 'GET', `/v1/sessions/${sessionId}`)).body;
     const version = (await t.call(KEYS.adminA, 'GET', `/v1/agents/${session.agent.id}/versions/${session.agent.version}`)).body;
     expect(version.tools.length).toBeGreaterThan(0);
-    const names = await tools.locator('li .mono').allTextContents();
+    const names = await tools.locator('li .mono:not(.tool-args)').allTextContents();
+    // Each tool's argument names, from the JSON schema the agent version lists.
+    const args = await tools.locator('li .tool-args').allTextContents();
+    expect(args).toEqual(version.tools.map((x: { parameters: { properties?: object } }) => `(${Object.keys(x.parameters.properties ?? {}).join(', ')})`));
+    expect(args[version.tools.findIndex((x: { name: string }) => x.name === 'get_order')]).toBe('(order_id)');
     expect(names).toEqual(version.tools.map((x: { name: string }) => x.name));
     await expect(tools.locator('li', { hasText: 'create_ticket' }).textContent()).resolves.toContain('approve');
     await shot('3c-agent-tools');

@@ -47,7 +47,11 @@ describe('GET /v1/agents', () => {
       visibility: 'public',
       idempotent: true,
       executor: 'server',
+      parameters: expect.objectContaining({ type: 'object', required: expect.arrayContaining(['order_id']) }),
     });
+    expect(tools.get_order.parameters).toMatchObject({ type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] });
+    // A client tool's schema is what the client must answer to.
+    expect(tools.lookup_customer.parameters).toMatchObject({ type: 'object', properties: expect.any(Object) });
     expect(tools.lookup_customer).toMatchObject({ risk: 'auto', visibility: 'private', idempotent: false, executor: 'client' });
     const assistant = await t.call(KEYS.memberA1, 'GET', '/v1/agents/assistant');
     expect(assistant.body.tools.find((x: { name: string }) => x.name === 'calculator')).toMatchObject({ risk: 'suggest' });

@@ -74,7 +74,7 @@ describe('automations and session TTL (native API, fake clock)', () => {
     for (const other of [KEYS.memberA2, KEYS.adminB, KEYS.memberB]) {
       const r = await t.call(other, 'GET', `/v1/automations/${id}`);
       expect(r.status).toBe(404);
-      expect(r.body.error.code).toBe('not_found');
+      expect(r.body.error.code).toBe('automation_not_found');
       expect((await t.call(other, 'POST', `/v1/automations/${id}/pause`)).status).toBe(404);
       expect((await t.call(other, 'GET', `/v1/automations/${id}/invocations`)).status).toBe(404);
       expect((await t.call(other, 'DELETE', `/v1/automations/${id}`)).status).toBe(404);

@@ -121,6 +121,26 @@ describe('tools and agents you bring', () => {
     expect(byId.crm_agent.source).toBe('api');
     expect(byId.support_agent.source).toBe('file');
     expect((await t.call(KEYS.memberA1, 'GET', '/v1/agents/crm_agent')).body.version).toBe('1');
+    // Every view of the agent shows each tool's argument schema, as the model is given it.
+    const schemas = {
+      get_time: expect.objectContaining({ type: 'object' }),
+      'crm.lookup': { type: 'object', properties: { email: { type: 'string', minLength: 3 } }, required: ['email'], additionalProperties: false },
+      'pay.refund': { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+      quote: { type: 'object', properties: { sku: { type: 'string' } }, required: ['sku'], additionalProperties: false },
+      confirm_with_user: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+    };
+    const views = [
+      r.body,
+      (await t.call(KEYS.memberA1, 'GET', '/v1/agents/crm_agent')).body,
+      (await t.call(KEYS.memberA1, 'GET', '/v1/agents/crm_agent/versions/1')).body,
+      (await t.call(KEYS.memberA1, 'GET', '/v1/agents/crm_agent/versions')).body.data[0],
+      byId.crm_agent,
+    ];
+    for (const view of views) {
+      const params = Object.fromEntries(view.tools.map((x: any) => [x.name, x.parameters]));
+      expect(params).toMatchObject(schemas);
+      expect(view.tools.every((x: any) => x.parameters && typeof x.parameters === 'object')).toBe(true);
+    }
     // Taken id; file agents are read-only.
     expect((await t.call(admin, 'POST', '/v1/agents', agentBody('crm_agent'))).status).toBe(409);
     const ro = await t.call(admin, 'POST', '/v1/agents/support_agent/versions', { tools: ['get_time'] });

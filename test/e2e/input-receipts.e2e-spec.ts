@@ -93,7 +93,7 @@ describe('input receipts, steer by default and FIFO follow-up', () => {
     // Someone else's receipt is a 404 like a missing one; a malformed id too.
     const other = await t.call(KEYS.memberB, 'GET', `/v1/inputs/${first.body.receipt.id}`);
     expect(other.status).toBe(404);
-    expect(other.body.error).toMatchObject({ code: 'not_found', details: { input_id: first.body.receipt.id } });
+    expect(other.body.error).toMatchObject({ code: 'input_not_found', details: { input_id: first.body.receipt.id } });
     expect((await t.call(key, 'GET', '/v1/inputs/inp_nope')).status).toBe(404);
     // A session created with reject keeps answering 409 session_busy (no receipt written).
     const rejecting = await createSession(t, key, { default_concurrency: 'reject' });

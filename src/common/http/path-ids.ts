@@ -37,8 +37,10 @@ const RULES: Record<string, PathIdRule> = {
   messages: { valid: prefixed('msg'), code: 'message_not_found', message: () => 'message not found', detail: 'message_id' },
   attachments: { valid: prefixed('att'), code: 'attachment_not_found', message: () => 'attachment not found', detail: 'attachment_id' },
   approvals: { valid: prefixed('apr'), code: 'approval_not_found', message: () => 'approval not found', detail: 'approval_id' },
-  inputs: { valid: prefixed('inp'), code: 'not_found', message: () => 'input not found', detail: 'input_id' },
-  webhooks: { valid: prefixed('wh'), code: 'not_found', message: () => 'webhook not found', detail: 'webhook_id' },
+  inputs: { valid: prefixed('inp'), code: 'input_not_found', message: () => 'input not found', detail: 'input_id' },
+  webhooks: { valid: prefixed('wh'), code: 'webhook_not_found', message: () => 'webhook not found', detail: 'webhook_id' },
+  automations: { valid: prefixed('auto'), code: 'automation_not_found', message: () => 'automation not found', detail: 'automation_id' },
+  invocations: { valid: prefixed('ainv'), code: 'invocation_not_found', message: () => 'automation invocation not found', detail: 'invocation_id' },
   agents: { valid: /^[a-z0-9_-]{1,64}$/, code: 'agent_not_found', message: (id) => `agent "${id}" is not configured`, detail: 'agent_id' },
   secrets: {
     valid: SECRET_NAME_RE,

@@ -108,7 +108,7 @@ export class AutomationsController {
   @Get(':id')
   @ApiOperation({ summary: 'Get an automation', description: 'With `next_run_at` and `last_invocation`.' })
   @ApiOkResponse({ type: AutomationResponseDto })
-  @ApiErrors('not_found')
+  @ApiErrors('automation_not_found')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string) {
     const v = await this.queries.execute(new GetAutomationQuery(p, id));
     return toAutomationResponse(v.automation, v.lastInvocation);
@@ -119,7 +119,7 @@ export class AutomationsController {
   @ApiIdempotencyKey(false)
   @ApiJsonBody(UpdateAutomationRequestDto, { rename: { summary: 'Rename', value: { name: 'Evening digest', schedule: { type: 'cron', expression: '0 18 * * 1-5', timezone: 'Europe/Berlin' } } } })
   @ApiOkResponse({ type: AutomationResponseDto })
-  @ApiErrors('invalid_request', 'not_found', 'agent_not_found', 'session_not_found')
+  @ApiErrors('invalid_request', 'automation_not_found', 'agent_not_found', 'session_not_found')
   async update(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Body() dto: UpdateAutomationRequestDto, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     if (UPDATE_AUTOMATION_FIELDS.every((f) => dto[f] === undefined)) {
       throw invalidRequest(`give at least one of ${UPDATE_AUTOMATION_FIELDS.join(', ')}`, [{ field: 'body', message: `must set at least one of ${UPDATE_AUTOMATION_FIELDS.join(', ')}` }]);
@@ -143,7 +143,7 @@ export class AutomationsController {
   @HttpCode(204)
   @ApiOperation({ summary: 'Delete an automation', description: 'No more invocations; its invocation records go with it; the sessions and runs it started stay.' })
   @ApiNoContentResponse()
-  @ApiErrors('not_found')
+  @ApiErrors('automation_not_found')
   async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
     await this.commands.execute(new DeleteAutomationCommand(p, id));
   }
@@ -153,7 +153,7 @@ export class AutomationsController {
   @ApiOperation({ summary: 'Pause an automation', description: 'No scheduled slot fires while paused (slots passing meanwhile are not made up later); run now still works. Pausing a paused or completed one changes nothing.' })
   @ApiIdempotencyKey(false)
   @ApiOkResponse({ type: AutomationResponseDto })
-  @ApiErrors('not_found')
+  @ApiErrors('automation_not_found')
   async pause(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     await this.setPaused(p, id, true, req, reply);
   }
@@ -163,7 +163,7 @@ export class AutomationsController {
   @ApiOperation({ summary: 'Resume an automation', description: 'The next slot after now fires. A one-time automation whose `at` has passed (or that has fired) answers 400: update `schedule.at` first.' })
   @ApiIdempotencyKey(false)
   @ApiOkResponse({ type: AutomationResponseDto })
-  @ApiErrors('invalid_request', 'not_found')
+  @ApiErrors('invalid_request', 'automation_not_found')
   async resume(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply) {
     await this.setPaused(p, id, false, req, reply);
   }
@@ -183,7 +183,7 @@ export class AutomationsController {
   })
   @ApiIdempotencyKey(false)
   @ApiCreatedResponse({ type: AutomationInvocationResponseDto })
-  @ApiErrors('not_found')
+  @ApiErrors('automation_not_found')
   async invoke(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.idempotent.execute(req, reply, {}, async () => {
       const inv = await this.commands.execute(new InvokeAutomationCommand(p, id));
@@ -194,7 +194,7 @@ export class AutomationsController {
   @Get(':id/invocations')
   @ApiOperation({ summary: "An automation's invocations", description: 'Newest first by default.' })
   @ApiOkResponse({ type: AutomationInvocationListResponseDto })
-  @ApiErrors('invalid_request', 'invalid_cursor', 'not_found')
+  @ApiErrors('invalid_request', 'invalid_cursor', 'automation_not_found')
   async invocations(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListQueryDto) {
     const { items, hasMore } = await this.queries.execute(new ListAutomationInvocationsQuery(p, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
     return listPage(items.map(toInvocationResponse), hasMore);

@@ -53,11 +53,11 @@ export interface AutomationInvocation {
 }
 
 export function automationNotFound(id: string): DomainError {
-  return new DomainError('not_found', 'automation not found', { automation_id: id });
+  return new DomainError('automation_not_found', 'automation not found', { automation_id: id });
 }
 
 export function invocationNotFound(id: string): DomainError {
-  return new DomainError('not_found', 'automation invocation not found', { invocation_id: id });
+  return new DomainError('invocation_not_found', 'automation invocation not found', { invocation_id: id });
 }
 
 /** Whether `tz` is an IANA time zone this runtime knows. */

@@ -174,7 +174,7 @@ export class RunsController {
       'Where an accepted input went, as it is now: `disposition`, the run that took or will take it (`run_id`: a steer whose run ended first names the follow-up run) and `taken_at` (when a model turn took it). Someone else\'s input is 404 like a missing one.',
   })
   @ApiOkResponse({ type: InputReceiptDto })
-  @ApiErrors('not_found')
+  @ApiErrors('input_not_found')
   async getInput(@CurrentPrincipal() principal: Principal, @Param('id') inputId: string): Promise<InputReceiptDto> {
     return InputReceiptDto.from(await this.queries.execute(new GetInputReceiptQuery(principal, inputId)));
   }

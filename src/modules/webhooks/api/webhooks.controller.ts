@@ -100,7 +100,7 @@ export class WebhooksController {
   @Get(':id')
   @ApiOperation({ summary: 'Get a webhook endpoint' })
   @ApiOkResponse({ type: WebhookResponseDto })
-  @ApiErrors('forbidden', 'not_found')
+  @ApiErrors('forbidden', 'webhook_not_found')
   async get(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<WebhookResponseDto> {
     return toWebhookResponse(await this.queries.execute(new GetWebhookQuery(p, id)));
   }
@@ -118,7 +118,7 @@ export class WebhooksController {
     events: { summary: 'Subscribe to attachments too', value: { events: ['run.completed', 'run.failed', 'run.requires_action', 'attachment.ready', 'attachment.rejected'] } },
   })
   @ApiOkResponse({ type: WebhookResponseDto })
-  @ApiErrors('forbidden', 'invalid_request', 'not_found')
+  @ApiErrors('forbidden', 'invalid_request', 'webhook_not_found')
   async update(
     @CurrentPrincipal() p: Principal,
     @Param('id') id: string,
@@ -145,7 +145,7 @@ export class WebhooksController {
     description: 'It is gone from every route (404 from now on, its delivery log included) and its pending deliveries end `failed` (endpoint_disabled); nothing more is sent to it.',
   })
   @ApiNoContentResponse()
-  @ApiErrors('forbidden', 'not_found')
+  @ApiErrors('forbidden', 'webhook_not_found')
   async remove(@CurrentPrincipal() p: Principal, @Param('id') id: string): Promise<void> {
     await this.commands.execute(new DeleteWebhookCommand(p, id));
   }
@@ -157,7 +157,7 @@ export class WebhooksController {
   })
   @ApiIdempotencyKey(false)
   @ApiOkResponse({ type: WebhookWithSecretResponseDto, headers: SECRET_REPLAY_HEADERS })
-  @ApiErrors('forbidden', 'not_found')
+  @ApiErrors('forbidden', 'webhook_not_found')
   async rotate(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Req() req: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await this.idempotent.execute(req, reply, { secret: this.secretOf(p) }, async () => {
       const { endpoint, secret } = await this.commands.execute(new RotateWebhookSecretCommand(p, id));
@@ -177,7 +177,7 @@ export class WebhooksController {
   @Get(':id/deliveries')
   @ApiOperation({ summary: "An endpoint's delivery log", description: 'Newest first (`order` desc by default; asc oldest first): status, attempts, last response status, next attempt.' })
   @ApiOkResponse({ type: WebhookDeliveryListResponseDto })
-  @ApiErrors('forbidden', 'invalid_request', 'not_found')
+  @ApiErrors('forbidden', 'invalid_request', 'webhook_not_found')
   async deliveries(@CurrentPrincipal() p: Principal, @Param('id') id: string, @Query() q: ListQueryDto): Promise<WebhookDeliveryListResponseDto> {
     const { items, hasMore } = await this.queries.execute(new ListWebhookDeliveriesQuery(p, id, { after: q.after, limit: q.limit ?? 20, order: q.order ?? 'desc' }));
     return listPage(items.map(toDeliveryResponse), hasMore);

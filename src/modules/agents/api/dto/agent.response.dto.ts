@@ -15,6 +15,14 @@ export class AgentToolDto {
   @ApiProperty({ enum: ['server', 'client'], example: 'server', description: '`client`: the run waits for `POST /v1/runs/{id}/tool_outputs`.' })
   executor!: 'server' | 'client';
   @ApiPropertyOptional({ type: String, example: 'crm', description: 'mcp tools: the server entry the tool came from.' }) server?: string;
+  @ApiProperty({
+    type: 'object',
+    additionalProperties: true,
+    example: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'], additionalProperties: false },
+    description:
+      'The JSON Schema of the arguments, exactly as the model is given it: the built-in\'s own schema, the `parameters` an http or function tool was defined with, or the `inputSchema` an MCP server listed (pinned with the version).',
+  })
+  parameters!: Record<string, unknown>;
 }
 
 export class AgentHandoffDto {
@@ -36,9 +44,36 @@ export class AgentResponseDto {
   @ApiProperty({
     type: [AgentToolDto],
     example: [
-      { name: 'get_order', type: 'builtin', description: 'Looks an order up by its id.', risk: 'auto', visibility: 'public', idempotent: true, executor: 'server' },
-      { name: 'create_ticket', type: 'builtin', description: 'Opens a support ticket for an order.', risk: 'approve', visibility: 'public', idempotent: true, executor: 'server' },
-      { name: 'lookup_customer', type: 'builtin', description: 'Looks a customer up by e-mail.', risk: 'auto', visibility: 'private', idempotent: false, executor: 'client' },
+      {
+        name: 'get_order',
+        type: 'builtin',
+        description: 'Looks an order up by its id.',
+        risk: 'auto',
+        visibility: 'public',
+        idempotent: true,
+        executor: 'server',
+        parameters: { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] },
+      },
+      {
+        name: 'create_ticket',
+        type: 'builtin',
+        description: 'Opens a support ticket for an order.',
+        risk: 'approve',
+        visibility: 'public',
+        idempotent: true,
+        executor: 'server',
+        parameters: { type: 'object', properties: { order_id: { type: 'string' }, summary: { type: 'string' } }, required: ['order_id', 'summary'] },
+      },
+      {
+        name: 'lookup_customer',
+        type: 'builtin',
+        description: 'Looks a customer up by e-mail.',
+        risk: 'auto',
+        visibility: 'private',
+        idempotent: false,
+        executor: 'client',
+        parameters: { type: 'object', properties: { email: { type: 'string' } }, required: ['email'] },
+      },
     ],
   })
   tools!: AgentToolDto[];
@@ -98,6 +133,7 @@ export function toAgentResponse(v: AgentView): AgentResponseDto {
       idempotent: t.idempotent,
       executor: t.executor,
       ...(t.binding.kind === 'mcp' ? { server: t.binding.server } : {}),
+      parameters: t.parameters,
     })),
   };
 }

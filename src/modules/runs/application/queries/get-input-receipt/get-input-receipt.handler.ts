@@ -12,7 +12,7 @@ export class GetInputReceiptHandler implements IQueryHandler<GetInputReceiptQuer
     const r = await this.runs.findReceipt(inputId);
     // Someone else's input answers exactly like a missing id.
     if (!r || !canSee(principal, { tenantId: r.tenantId, subjectId: r.subjectId })) {
-      throw new DomainError('not_found', 'input not found', { input_id: inputId });
+      throw new DomainError('input_not_found', 'input not found', { input_id: inputId });
     }
     return r;
   }
