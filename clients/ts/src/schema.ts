@@ -1506,7 +1506,18 @@ export interface components {
              *         "risk": "auto",
              *         "visibility": "public",
              *         "idempotent": true,
-             *         "executor": "server"
+             *         "executor": "server",
+             *         "parameters": {
+             *           "type": "object",
+             *           "properties": {
+             *             "order_id": {
+             *               "type": "string"
+             *             }
+             *           },
+             *           "required": [
+             *             "order_id"
+             *           ]
+             *         }
              *       },
              *       {
              *         "name": "create_ticket",
@@ -1515,7 +1526,22 @@ export interface components {
              *         "risk": "approve",
              *         "visibility": "public",
              *         "idempotent": true,
-             *         "executor": "server"
+             *         "executor": "server",
+             *         "parameters": {
+             *           "type": "object",
+             *           "properties": {
+             *             "order_id": {
+             *               "type": "string"
+             *             },
+             *             "summary": {
+             *               "type": "string"
+             *             }
+             *           },
+             *           "required": [
+             *             "order_id",
+             *             "summary"
+             *           ]
+             *         }
              *       },
              *       {
              *         "name": "lookup_customer",
@@ -1524,7 +1550,18 @@ export interface components {
              *         "risk": "auto",
              *         "visibility": "private",
              *         "idempotent": false,
-             *         "executor": "client"
+             *         "executor": "client",
+             *         "parameters": {
+             *           "type": "object",
+             *           "properties": {
+             *             "email": {
+             *               "type": "string"
+             *             }
+             *           },
+             *           "required": [
+             *             "email"
+             *           ]
+             *         }
              *       }
              *     ]
              */
@@ -1567,6 +1604,24 @@ export interface components {
             idempotent: boolean;
             /** @example create_ticket */
             name: string;
+            /**
+             * @description The JSON Schema of the arguments, exactly as the model is given it: the built-in's own schema, the `parameters` an http or function tool was defined with, or the `inputSchema` an MCP server listed (pinned with the version).
+             * @example {
+             *       "type": "object",
+             *       "properties": {
+             *         "order_id": {
+             *           "type": "string"
+             *         }
+             *       },
+             *       "required": [
+             *         "order_id"
+             *       ],
+             *       "additionalProperties": false
+             *     }
+             */
+            parameters: {
+                [key: string]: unknown;
+            };
             /**
              * @description `auto` runs, `suggest` runs and is flagged, `approve` needs an approval.
              * @example approve
@@ -7512,7 +7567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `automation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7598,7 +7653,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found`, `agent_not_found`, `session_not_found` */
+            /** @description Error envelope. code: `automation_not_found`, `agent_not_found`, `session_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7662,7 +7717,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `automation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7743,7 +7798,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `automation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7819,7 +7874,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `automation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7895,7 +7950,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `automation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -7977,7 +8032,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `automation_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -8043,7 +8098,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `input_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10385,7 +10440,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `webhook_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10480,7 +10535,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `webhook_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10553,7 +10608,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `webhook_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10643,7 +10698,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `webhook_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -10732,7 +10787,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorEnvelopeDto"];
                 };
             };
-            /** @description Error envelope. code: `not_found` */
+            /** @description Error envelope. code: `webhook_not_found` */
             404: {
                 headers: {
                     [name: string]: unknown;
