@@ -23,6 +23,8 @@ export interface ApplyOptions {
   alsoWrite?: (run: Run, decision: Decision, observation: Observation) => Promise<void>;
   /** The decider's environment besides the clock and ids (the agent's tools, approvals). */
   env?: Omit<DecideEnv, 'now' | 'newId'>;
+  /** The run's secret scrubber when the caller read it already (its companions were scrubbed with it): not read again. */
+  scrubber?: SecretScrubber;
 }
 
 export interface Applied {
@@ -64,7 +66,7 @@ export class ApplyToRun {
       if (options.principal) throw runNotFound(runId);
       return null;
     }
-    const observation = (scrubbed.observation ??= await this.scrub(o.tenantId, runId, raw));
+    const observation = (scrubbed.observation ??= options.scrubber ? scrubObservation(raw, options.scrubber) : await this.scrub(o.tenantId, runId, raw));
     const decision = run.decide(observation, { tool: () => null, ...options.env, now: this.clock.now(), newId });
     if (!run.hasChanges) return { run, decision };
     const also = options.alsoWrite;

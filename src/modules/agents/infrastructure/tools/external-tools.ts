@@ -15,6 +15,16 @@ const SNIPPET = 500;
 type HttpBinding = Extract<ToolBinding, { kind: 'http' }>;
 type McpBinding = Extract<ToolBinding, { kind: 'mcp' }>;
 
+/** One call with its headers' secrets resolved (`headers`) and the call's scrubber (`r`). */
+interface PreparedCall {
+  tool: AgentTool;
+  args: unknown;
+  ctx: ToolContext;
+  deadline: number;
+  headers: Record<string, string>;
+  r: SecretScrubber;
+}
+
 const fail = (code: 'tool_failed' | 'tool_timeout' | 'too_large', message: string, retryable: boolean): ToolOutcome => ({ ok: false, error: { code, message, retryable } });
 
 /** An excerpt of a tool's text: the call's resolved secrets masked FIRST, then cut (a value's start at the cut is masked too). */
@@ -87,7 +97,7 @@ export class ExternalTools implements OnModuleDestroy {
   }
 
   async callHttp(tool: AgentTool, b: HttpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
-    return this.withSecrets(tool, b.headers, ctx, (headers, r) => this.postHttp(tool, b, headers, args, ctx, deadline, r));
+    return this.withSecrets(tool, b.headers, ctx, (headers, r) => this.postHttp(b, { tool, args, ctx, deadline, headers, r }));
   }
 
   /**
@@ -106,15 +116,7 @@ export class ExternalTools implements OnModuleDestroy {
     return redacted(h.redactor, await call(h.headers, h.redactor));
   }
 
-  private async postHttp(
-    tool: AgentTool,
-    b: HttpBinding,
-    headers: Record<string, string>,
-    args: unknown,
-    ctx: ToolContext,
-    deadline: number,
-    r: SecretScrubber,
-  ): Promise<ToolOutcome> {
+  private async postHttp(b: HttpBinding, { tool, args, ctx, deadline, headers, r }: PreparedCall): Promise<ToolOutcome> {
     const callbackUrl = ctx.callbackToken ? this.callbackUrl(ctx) : null;
     const timeoutMs = Math.max(1, deadline - Date.now());
     try {
@@ -152,18 +154,10 @@ export class ExternalTools implements OnModuleDestroy {
   }
 
   async callMcp(tool: AgentTool, b: McpBinding, args: unknown, ctx: ToolContext, deadline: number): Promise<ToolOutcome> {
-    return this.withSecrets(tool, b.headers, ctx, (headers, r) => this.postMcp(tool, b, headers, args, ctx, deadline, r));
+    return this.withSecrets(tool, b.headers, ctx, (headers, r) => this.postMcp(b, { tool, args, ctx, deadline, headers, r }));
   }
 
-  private async postMcp(
-    tool: AgentTool,
-    b: McpBinding,
-    headers: Record<string, string>,
-    args: unknown,
-    ctx: ToolContext,
-    deadline: number,
-    r: SecretScrubber,
-  ): Promise<ToolOutcome> {
+  private async postMcp(b: McpBinding, { tool, args, ctx, deadline, headers, r }: PreparedCall): Promise<ToolOutcome> {
     if (!this.outbound.policy.allows(b.url)) return fail('tool_failed', `${tool.name}: the URL is not in OUTBOUND_URL_ALLOWLIST`, false);
     const timeoutMs = Math.max(1, deadline - Date.now());
     // Ended early when an answer of this client's server passes the cap (the SDK only logs SSE stream errors).

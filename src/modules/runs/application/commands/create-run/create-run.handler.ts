@@ -127,6 +127,7 @@ export class CreateRunHandler implements ICommandHandler<CreateRunCommand> {
       activeId,
       { type: 'input_answered', message_id: userMessageId, text },
       {
+        scrubber,
         alsoWrite: async (run, d) => {
           await this.messages.appendInput(
             { id: userMessageId, tenantId: session.tenantId, subjectId: session.subjectId, sessionId: session.id, runId: activeId, role: 'user', status: 'completed', content, metadata: {} },
